@@ -41,6 +41,7 @@ from qlint.analysis.flow.model_flow import Capture, FunctionFlow, capture_holder
 from qlint.analysis.flow.statement_paths import LOOPS, cover_reaches, leaves_through, runs_after, statement_chains
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.resolver import Resolver
+from qlint.analysis.names.scope import parameter_at
 from qlint.analysis.tree_walk import SCOPES, own_nodes, parents, statement_around
 from qlint.rules.base import FileContext
 
@@ -365,12 +366,9 @@ def _handed(home: FileContext, call: ast.Call, name: str) -> tuple[ast.AST, str]
 
 def _parameter(func: ast.AST, call: ast.Call, node: ast.AST) -> str | None:
     """The parameter of `func` that `call` hands `node` to (positionally or by keyword)."""
-    params = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
     index = next((i for i, a in enumerate(call.args) if a is node), None)
-    if index is not None:
-        return params[index] if index < len(params) else None
-    name = next((kw.arg for kw in call.keywords if kw.value is node), None)
-    return name if name in params or name in [a.arg for a in func.args.kwonlyargs] else None
+    keyword = next((kw.arg for kw in call.keywords if kw.value is node), None) if index is None else None
+    return parameter_at(func.args, 0, index, keyword)
 
 
 def _resolver(home: FileContext, body: ast.AST) -> Resolver:
