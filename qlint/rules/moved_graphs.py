@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import ast
 
-from qlint.analysis.flow.model_apis import argument, classify_call
+from qlint.analysis.flow.model_apis import api_kind, argument
 from qlint.analysis.flow.model_flow import Capture, FunctionFlow, capture_holder
 from qlint.analysis.flow.statement_paths import LOOPS, cover_reaches, leaves_through, runs_after, statement_chains
 from qlint.analysis.names.functions import bodies
@@ -276,9 +276,9 @@ class _Moves:
         graph = argument(call, 0, ("model",))
         if isinstance(graph, ast.Name) and graph.id == self.name:
             self.resolver = self.resolver or _resolver(self.home, self.body)
-            api = classify_call(self.resolver.qualname(call.func), call.func)
-            if api is not None:
-                return api.kind in kinds
+            kind = api_kind(call, self.resolver.qualname)
+            if kind is not None:
+                return kind in kinds
         if self.depth >= _MAX_DEPTH or not isinstance(call.func, ast.Name) or call.func.id not in _movers(self.home):
             return False
         found = _handed(self.home, call, self.name)
