@@ -7,7 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-BUGGY = "import torch\n\n\ndef f(n):\n    return n.target == torch.ops.aten.relu\n"
+from tests.snippets import PACKET_MATCHER as BUGGY
+
 FIXED = BUGGY.replace("aten.relu\n", "aten.relu.default\n")
 CAPTURE = (
     "import torch\n"

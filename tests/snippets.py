@@ -142,3 +142,44 @@ class Net(torch.nn.Module):
     def forward(self, x):
         return self.drop(self.bn(self.fc(x)))
 """
+
+# A QL101 finding, fixed by writing `.default`: the smallest module a run, a fix or a cache test
+# has something to report in.
+PACKET_MATCHER = "import torch\n\n\ndef f(n):\n    return n.target == torch.ops.aten.relu\n"
+
+# The same, as an editor's buffer (the language-server tests).
+LSP_FINDING = "import torch\n\n\ndef is_relu(node):\n    return node.target == torch.ops.aten.relu\n"
+
+# A collection of overloads in one module and its packet matcher in another (`pkg/qdq_utils.py`,
+# `pkg/passes.py`): a fix written across modules.
+QDQ_UTILS = "import torch\n\nDQ_OPS = [torch.ops.quantized_decomposed.dequantize_per_channel]\n"
+QDQ_USER = "from .qdq_utils import DQ_OPS\n\n\ndef is_dq(n):\n    return n.target in DQ_OPS\n"
+
+# A capture of a model built of parts on one line (`nn.Sequential` of a conv and a batch norm),
+# each part in train mode: one QL201 finding.
+SEQUENTIAL_CAPTURE = """\
+from torch import nn
+from torch.export import export
+from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
+
+
+def capture(x, quantizer):
+    model = nn.Sequential(nn.Conv2d(3, 3, 1), nn.BatchNorm2d(3))
+    ep = export(model, (x,)).module()
+    return prepare_pt2e(ep, quantizer)
+"""
+
+# `pkg/models.py` of the registry tests: a conv and batch norm block other modules import.
+CONV_BN_MODULE = """\
+from torch import nn
+
+
+class ConvBn(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 3, 3)
+        self.bn = nn.BatchNorm2d(3)
+
+    def forward(self, x):
+        return self.bn(self.conv(x))
+"""

@@ -8,19 +8,8 @@ import os
 import sys
 
 from tests.conftest import old_package
+from tests.snippets import SEQUENTIAL_CAPTURE as _CAPTURE
 from tests.test_bench_trees_bytecode import _ROOT, _bench
-
-_CAPTURE = """\
-from torch import nn
-from torch.export import export
-from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
-
-
-def capture(x, quantizer):
-    model = nn.Sequential(nn.Conv2d(3, 3, 1), nn.BatchNorm2d(3))
-    ep = export(model, (x,)).module()
-    return prepare_pt2e(ep, quantizer)
-"""
 
 
 def _quick(bench, monkeypatch):

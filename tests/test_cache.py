@@ -27,6 +27,7 @@ from qlint.rules.base import Rule
 from qlint.runner import run_check
 from qlint.settings import Settings
 from tests.conftest import old_file
+from tests.snippets import PACKET_MATCHER as FIXABLE
 
 
 class DependentRule(Rule):
@@ -362,8 +363,6 @@ def test_cross_module_constants_in_the_examples_stay_consistent(tmp_path):
 
 
 # ------------------------------------------------------------------ corruption is a miss
-
-FIXABLE = "import torch\n\n\ndef f(n):\n    return n.target == torch.ops.aten.relu\n"
 
 
 def _warm(tmp_path):

@@ -10,9 +10,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import write_package
-
-UTILS = "import torch\n\nDQ_OPS = [torch.ops.quantized_decomposed.dequantize_per_channel]\n"
-USER = "from .qdq_utils import DQ_OPS\n\n\ndef is_dq(n):\n    return n.target in DQ_OPS\n"
+from tests.snippets import QDQ_USER as USER
+from tests.snippets import QDQ_UTILS as UTILS
 
 
 @pytest.fixture

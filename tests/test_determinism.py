@@ -23,7 +23,7 @@ import pytest
 from qlint.analysis.names.project import ProjectIndex
 from qlint.engine import check_source
 from qlint.settings import Settings
-from tests.snippets import BN_NET_MODULE
+from tests.snippets import BN_NET_MODULE, SEQUENTIAL_CAPTURE
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -266,24 +266,11 @@ def test_answers_shared_across_checks_in_either_file_order(tmp_path, monkeypatch
         assert _in_process(root, order, fresh=False) == alone
 
 
-# A model built of parts on one line: each part starts in train mode, and the message says
-# "built at line 7" once, with one of the parts as its related location.
-_PARTS_ON_ONE_LINE = """\
-from torch import nn
-from torch.export import export
-from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
-
-
-def capture(x, quantizer):
-    model = nn.Sequential(nn.Conv2d(3, 3, 1), nn.BatchNorm2d(3))
-    ep = export(model, (x,)).module()
-    return prepare_pt2e(ep, quantizer)
-"""
-
-
 def test_of_reasons_that_say_the_same_the_related_location_is_the_leftmost_whatever_the_hash_seed(tmp_path):
     (tmp_path / "examples").mkdir()
-    (tmp_path / "examples" / "parts.py").write_text(_PARTS_ON_ONE_LINE)
+    # A model built of parts on one line: each part starts in train mode, and the message says
+    # "built at line 7" once, with one of the parts as its related location.
+    (tmp_path / "examples" / "parts.py").write_text(SEQUENTIAL_CAPTURE)
     # Seeds 0 and 1 kept different parts before the reasons were ordered by position too.
     runs = [_cli(tmp_path, "--no-cache", seed=seed) for seed in ("0", "1", "2", "3")]
     assert all(run == runs[0] for run in runs)

@@ -8,19 +8,9 @@ import sys
 from pathlib import Path
 
 from tests.conftest import old_package
+from tests.snippets import SEQUENTIAL_CAPTURE as _CAPTURE
 
 _ROOT = Path(__file__).resolve().parent.parent
-_CAPTURE = """\
-from torch import nn
-from torch.export import export
-from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
-
-
-def capture(x, quantizer):
-    model = nn.Sequential(nn.Conv2d(3, 3, 1), nn.BatchNorm2d(3))
-    ep = export(model, (x,)).module()
-    return prepare_pt2e(ep, quantizer)
-"""
 
 
 def _bench():

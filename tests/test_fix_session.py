@@ -20,10 +20,10 @@ from qlint.reporters import ReportOptions, render
 from qlint.runner import run_fix
 from qlint.settings import Settings
 from tests.conftest import settings_for, write_package
+from tests.snippets import PACKET_MATCHER as PACKET
+from tests.snippets import QDQ_USER as USER
+from tests.snippets import QDQ_UTILS as UTILS
 
-UTILS = "import torch\n\nDQ_OPS = [torch.ops.quantized_decomposed.dequantize_per_channel]\n"
-USER = "from .qdq_utils import DQ_OPS\n\n\ndef is_dq(n):\n    return n.target in DQ_OPS\n"
-PACKET = "import torch\n\n\ndef f(n):\n    return n.target == torch.ops.aten.relu\n"
 OLD_IMPORT = "from torch.ao.quantization.quantize_pt2e import prepare_pt2e\n"
 
 

@@ -15,9 +15,9 @@ import qlint.runtime
 import qlint.runtime.client
 from qlint.cli import main
 from qlint.runtime.availability import install_hint
+from tests.snippets import PACKET_MATCHER as PACKET
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKET = "import torch\n\n\ndef f(n):\n    return n.target == torch.ops.aten.relu\n"
 
 
 @pytest.fixture

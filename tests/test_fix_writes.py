@@ -19,9 +19,10 @@ from qlint.engine import display_path
 from qlint.file_writes import ChangedOnDisk, replace_file
 from qlint.runner import MIN_PARALLEL_FILES, run_fix
 from qlint.settings import Settings
+from tests.snippets import PACKET_MATCHER as PACKET
+from tests.snippets import QDQ_USER, QDQ_UTILS
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKET = "import torch\n\n\ndef f(n):\n    return n.target == torch.ops.aten.relu\n"
 FIXED = PACKET.replace("aten.relu\n", "aten.relu.default\n")
 
 
@@ -259,9 +260,7 @@ def test_a_cr_only_file_with_a_coding_cookie_is_written_in_its_encoding(tmp_path
 def test_a_cross_file_fix_whose_target_cannot_be_written_leaves_the_finding(tmp_path, capsys):
     from tests.conftest import write_package
 
-    utils = "import torch\n\nDQ_OPS = [torch.ops.quantized_decomposed.dequantize_per_channel]\n"
-    user = "from .qdq_utils import DQ_OPS\n\n\ndef is_dq(n):\n    return n.target in DQ_OPS\n"
-    pkg = write_package(tmp_path, "pkg", qdq_utils=utils, passes=user)
+    pkg = write_package(tmp_path, "pkg", qdq_utils=QDQ_UTILS, passes=QDQ_USER)
     target = pkg / "qdq_utils.py"
     if subprocess.run(["chattr", "+i", str(target)], capture_output=True).returncode != 0:
         pytest.skip("chattr +i is not available here")
@@ -271,7 +270,7 @@ def test_a_cross_file_fix_whose_target_cannot_be_written_leaves_the_finding(tmp_
         subprocess.run(["chattr", "-i", str(target)], check=True)
     reports = {Path(r.path).name: r for r in run.reports}
     assert reports["qdq_utils.py"].error == "cannot write: Operation not permitted"
-    assert target.read_text() == utils
+    assert target.read_text() == QDQ_UTILS
     site = reports["passes.py"]
     assert site.applied == 0 and [d.code for d in site.remaining.diagnostics] == ["QL101"]
     assert sum(r.applied for r in run.reports) == 0

@@ -11,6 +11,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+from tests.snippets import PACKET_MATCHER
+
 ROOT = Path(__file__).resolve().parents[1]
 
 # Modules of verdicts asked only past a rule's first questions (a packet inserted and not
@@ -156,6 +158,6 @@ def test_a_module_the_packet_triggers_turn_away_leaves_the_helper_search_unimpor
 
 
 def test_a_module_a_packet_trigger_takes_imports_the_helper_search(tmp_path):
-    seen = _check(tmp_path, "import torch\n\n\ndef f(n):\n    return n.target == torch.ops.aten.relu\n")
+    seen = _check(tmp_path, PACKET_MATCHER)
     assert seen["found"] == [["QL101", 5]]
     assert "qlint.analysis.graphs.forwarding" in seen["modules"]

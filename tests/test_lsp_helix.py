@@ -25,10 +25,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.snippets import LSP_FINDING as FINDING
+
 pytest.importorskip("pygls")
 
 ROOT = Path(__file__).resolve().parents[1]
-FINDING = "import torch\n\n\ndef is_relu(node):\n    return node.target == torch.ops.aten.relu\n"
 TIMEOUT = 60.0
 
 

@@ -27,8 +27,8 @@ from qlint.lsp.client import LspClient, server_env
 from qlint.lsp.verdicts import decorate, fix_title_suffix
 from qlint.runtime.cache import VerdictCache, checker_fingerprint, installed_versions
 from qlint.runtime.request import build_request, request_key
+from tests.snippets import LSP_FINDING as RELU
 
-RELU = "import torch\n\n\ndef is_relu(node):\n    return node.target == torch.ops.aten.relu\n"
 SIGMOID = RELU.replace("is_relu", "is_sigmoid").replace("aten.relu", "aten.sigmoid")
 ON_SAVE = '[tool.qlint]\n[tool.qlint.runtime]\neditor = "on-save"\n'
 

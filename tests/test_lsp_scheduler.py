@@ -15,6 +15,7 @@ from qlint.lsp import heap, scheduler
 from qlint.lsp.client import LspClient
 from qlint.lsp.scheduler import EDITED, LATER, NOW, CheckQueue, Due
 from tests.conftest import write_package
+from tests.snippets import LSP_FINDING
 
 
 class Recorder:
@@ -192,7 +193,7 @@ def test_the_server_checks_and_converts_with_the_collector_paused(tmp_path: Path
 
     monkeypatch.setattr(server_module, "to_lsp_diagnostic", convert)
     path = tmp_path / "matcher.py"
-    text = "import torch\n\n\ndef is_relu(node):\n    return node.target == torch.ops.aten.relu\n"
+    text = LSP_FINDING
     server = server_module.QlintLanguageServer()
     try:
         outcome = server._check(server_module.Snapshot(path.as_uri(), str(path), 1, text), "utf-16")
@@ -210,7 +211,7 @@ def test_the_collector_waits_until_the_result_is_published(tmp_path: Path, monke
     from qlint.lsp import server as server_module
 
     path = tmp_path / "matcher.py"
-    text = "import torch\n\n\ndef is_relu(node):\n    return node.target == torch.ops.aten.relu\n"
+    text = LSP_FINDING
     server = server_module.QlintLanguageServer()
     sent = []
     monkeypatch.setattr(server, "text_document_publish_diagnostics", lambda params: sent.append(gc.isenabled()))

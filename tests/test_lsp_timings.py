@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from qlint.lsp.timings import Timings
+from tests.snippets import LSP_FINDING
 
 
 def test_the_running_check_is_taken_once_it_ended():
@@ -52,7 +53,7 @@ def test_idle_waits_for_the_checks_an_open_set_off(tmp_path: Path):
     pytest.importorskip("pygls")
     from qlint.lsp.client import LspClient
 
-    text = "import torch\n\n\ndef is_relu(node):\n    return node.target == torch.ops.aten.relu\n"
+    text = LSP_FINDING
     client = LspClient(tmp_path)
     try:
         client.initialize(tmp_path)

@@ -378,6 +378,16 @@ def test_a_value_the_class_only_gives_layers_or_tests_is_not_a_module():
     assert check(_in_test(unused, "Net(x.flag, spare=x.head)")) == []
 
 
+def test_a_positional_only_self_binds_the_same_parameters():
+    # `def __init__(self, /, use_bias, ...)`: a keyword still binds `use_bias` (only `self` is
+    # positional-only), and `self.permute = permute` still stores on the instance.
+    only = FLAG_NET.replace("def __init__(self, use_bias,", "def __init__(self, /, use_bias,")
+    assert only != FLAG_NET
+    assert check(_in_test(only, "Net(use_bias=x.flag)")) == []
+    assert check(_in_test(only, "Net(x.flag, permute=x.other)")) == []
+    assert ql201_message(_in_test(only, "Net(True, extra=x.head)")).endswith("modules start in train mode)")
+
+
 def test_a_value_the_class_may_keep_as_a_module_keeps_the_report():
     # `extra` is stored and called by `forward`: it may be a module (a dropout) handed in.
     assert ql201_message(_in_test(FLAG_NET, "Net(True, extra=x.head)")).endswith("modules start in train mode)")

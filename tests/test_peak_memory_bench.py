@@ -10,10 +10,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import write_package
+from tests.snippets import PACKET_MATCHER as _MATCHER
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
-
-_MATCHER = "import torch\n\n\ndef f(n):\n    return n.target == torch.ops.aten.relu\n"
 
 
 def _bench():

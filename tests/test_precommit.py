@@ -13,10 +13,9 @@ import subprocess
 import pytest
 
 from tests.conftest import ROOT
+from tests.snippets import PACKET_MATCHER as BUGGY
 
 pytestmark = pytest.mark.skipif(shutil.which("pre-commit") is None, reason="pre-commit is not installed")
-
-BUGGY = "import torch\n\n\ndef f(n):\n    return n.target == torch.ops.aten.relu\n"
 
 
 @pytest.fixture(scope="module")

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from qlint.analysis.names.project import ProjectIndex
 from tests.conftest import check_file, package_repository, rows_of
+from tests.snippets import CONV_BN_MODULE as MODELS
 
 REGISTRY = """\
 from typing import Dict, Optional, Type
@@ -98,19 +99,6 @@ def prepare(model, quant_config, args=None, kwargs=None, inplace=True):
     return model
 """
 
-MODELS = """\
-from torch import nn
-
-
-class ConvBn(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.conv = nn.Conv2d(3, 3, 3)
-        self.bn = nn.BatchNorm2d(3)
-
-    def forward(self, x):
-        return self.bn(self.conv(x))
-"""
 
 HEAD = """\
 import torch

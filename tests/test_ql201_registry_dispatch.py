@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.conftest import check_file, lint, package_repository, rows_of
+from tests.snippets import CONV_BN_MODULE as MODELS
 
 HANDLERS = """\
 import torch
@@ -38,19 +39,6 @@ class CopyHandler:
 """
 CAPTURE_ROW = HANDLERS.splitlines().index("        captured = torch.export.export(model, inputs).module()") + 1
 
-MODELS = """\
-from torch import nn
-
-
-class ConvBn(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.conv = nn.Conv2d(3, 3, 3)
-        self.bn = nn.BatchNorm2d(3)
-
-    def forward(self, x):
-        return self.bn(self.conv(x))
-"""
 
 HEAD = """\
 from pkg.handlers import CopyHandler, PtqHandler

@@ -121,6 +121,10 @@ def train_mode_kw(gm, device="cpu"):
     return gm
 
 
+def train_mode_positional(gm, /):
+    move_exported_model_to_train(gm)
+
+
 def train_mode_aliased(gm):
     to_train(gm)
 
@@ -182,6 +186,7 @@ HANDED_QUIET = {
     "a function moving it": "train_mode(prepared)",
     "by keyword, returning it": "prepared = train_mode_kw(gm=prepared)",
     "through an import alias": "train_mode_aliased(prepared)",
+    "to a positional-only parameter": "train_mode_positional(prepared)",
     "in both arms": "both_arms(prepared, fast)",
     "through another function": "through_another(prepared)",
 }
@@ -195,6 +200,8 @@ HANDED_LOUD = {
     "rebound to what it returns (None)": "prepared = moves_none(prepared)",
     "a generator, whose call runs nothing": "generator(prepared)",
     "a coroutine function, not awaited": "coroutine(prepared)",
+    # A keyword naming a positional-only parameter binds nothing: the call raises TypeError.
+    "by keyword to a positional-only parameter": "train_mode_positional(gm=prepared)",
 }
 
 

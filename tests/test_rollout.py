@@ -16,6 +16,7 @@ from qlint.engine import check_source
 from qlint.file_settings import settings_for_path
 from qlint.repos import group_paths
 from tests.rollout_support import BUGGY, CAPTURE, FIXED, git, make_repo, qlint
+from tests.snippets import QDQ_USER, QDQ_UTILS
 
 NO_EOL = "import torch\n\n\ndef g(n):\n    return n.target is torch.ops.aten.relu or n.target == torch.ops.aten.relu"
 # A finding near the top: the hunk's context includes the first line (and a BOM before it).
@@ -265,9 +266,7 @@ def test_a_nested_config_inside_a_walked_directory_is_not_checked_twice(workspac
 
 
 def test_a_cross_module_fix_counts_once_found_and_once_fixed(tmp_path):
-    utils = "import torch\n\nDQ_OPS = [torch.ops.quantized_decomposed.dequantize_per_channel]\n"
-    user = "from .qdq_utils import DQ_OPS\n\n\ndef is_dq(n):\n    return n.target in DQ_OPS\n"
-    repo = make_repo(tmp_path / "r", {"pkg/__init__.py": "", "pkg/qdq_utils.py": utils, "pkg/passes.py": user})
+    repo = make_repo(tmp_path / "r", {"pkg/__init__.py": "", "pkg/qdq_utils.py": QDQ_UTILS, "pkg/passes.py": QDQ_USER})
     run = qlint(tmp_path, "fix", "--no-cache", "--summary-json", "s.json", "r")
     assert run.returncode == 0, run.stdout + run.stderr
     (summary,) = json.loads((tmp_path / "s.json").read_text())["repositories"]

@@ -15,10 +15,10 @@ import pytest
 
 from qlint import checksummed_files, run_record
 from qlint.cli import main
+from tests.snippets import PACKET_MATCHER as QL101_MATCHER
 from tests.test_ql201_project_callers import BN_CALLER, EVAL_CALLER, HEAD, _repo
 
 _PAST = 1_600_000_000
-QL101_MATCHER = "import torch\n\n\ndef f(n):\n    return n.target == torch.ops.aten.relu\n"
 
 
 def _age(root: Path, when: int = _PAST) -> None:

@@ -10,8 +10,7 @@ import pytest
 from qlint import run_size, runner
 from qlint.runner import run_check
 from qlint.settings import Settings
-
-_MATCHER = "import torch\n\n\ndef f(n):\n    return n.target == torch.ops.aten.relu\n"
+from tests.snippets import PACKET_MATCHER as _MATCHER
 
 
 def _tree(tmp_path: Path, n: int) -> list[str]:

@@ -7,9 +7,9 @@ import json
 import os
 
 from tests.conftest import ROOT
+from tests.snippets import PACKET_MATCHER as PACKET
 from tests.test_cli import no_traceback, qlint
 
-PACKET = "import torch\n\n\ndef f(n):\n    return n.target == torch.ops.aten.relu\n"
 FIXED = PACKET.replace("aten.relu\n", "aten.relu.default\n")
 
 

@@ -16,6 +16,7 @@ from qlint import registry
 from qlint.registry import DeferredRule
 from qlint.rules.base import imported_trigger
 from qlint.rules.manifest import MANIFEST
+from tests.snippets import PACKET_MATCHER
 
 ROOT = Path(__file__).resolve().parents[1]
 WITH_TEXT_TRIGGER = sorted(code for code, facts in registry.facts().items() if facts.text_trigger)
@@ -76,7 +77,7 @@ TURNED_AWAY = {
 }
 WANTED = {
     "QL401": "from torch.ao.quantization.quantize_pt2e import prepare_pt2e\n\nprepare_pt2e(m, q)\n",
-    "QL101": "import torch\n\n\ndef f(n):\n    return n.target == torch.ops.aten.relu\n",
+    "QL101": PACKET_MATCHER,
     "QL102": "import torch\n\n\ndef f(g, x):\n    return g.call_function(torch.ops.aten.relu, (x,))\n",
 }
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterator
 
-from qlint.analysis.flow.model_apis import classify_call
+from qlint.analysis.flow.model_apis import api_kind
 from qlint.value_classes import value_class
 
 
@@ -115,17 +115,15 @@ def _prepared_binding(stmt: ast.stmt, qualname) -> tuple[str, ast.Call] | None:
     call = stmt.value
     if not isinstance(call, ast.Call):
         return None
-    api = classify_call(qualname(call.func), call.func)
-    return (stmt.targets[0].id, call) if api is not None and api.kind == "prepare" else None
+    return (stmt.targets[0].id, call) if api_kind(call, qualname) == "prepare" else None
 
 
 def _convert_of(stmt: ast.stmt, model: str, qualname) -> ast.Call | None:
     value = stmt.value if isinstance(stmt, (ast.Assign, ast.Return, ast.Expr)) else None
     if not isinstance(value, ast.Call) or not value.args:
         return None
-    api = classify_call(qualname(value.func), value.func)
     first = value.args[0]
-    if api is not None and api.kind == "convert" and isinstance(first, ast.Name) and first.id == model:
+    if api_kind(value, qualname) == "convert" and isinstance(first, ast.Name) and first.id == model:
         return value
     return None
 

@@ -23,7 +23,7 @@ import ast
 from collections.abc import Callable
 
 from qlint.analysis import tree_walk
-from qlint.analysis.flow.model_apis import argument, classify_call
+from qlint.analysis.flow.model_apis import api_kind, argument, classify_call
 from qlint.analysis.names.scope import parameter_args
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -97,7 +97,9 @@ def _fresh(model: ast.expr | None, func: ast.AST, qualname: Qualname) -> bool:
     if isinstance(model, ast.Call):
         return _new_graph(model, func, qualname)
     values = _values(model, func)
-    return values is not None and all(_new_graph(v, func, qualname) or _kind(v, qualname) in _LINEAGE for v in values)
+    return values is not None and all(
+        _new_graph(v, func, qualname) or api_kind(v, qualname) in _LINEAGE for v in values
+    )
 
 
 def _new_graph(call: ast.Call, func: ast.AST, qualname: Qualname) -> bool:
@@ -105,9 +107,9 @@ def _new_graph(call: ast.Call, func: ast.AST, qualname: Qualname) -> bool:
     if isinstance(callee, ast.Attribute) and callee.attr == "module" and not call.args and not call.keywords:
         program = callee.value
         if isinstance(program, ast.Call):
-            return _kind(program, qualname) in _PROGRAMS
+            return api_kind(program, qualname) in _PROGRAMS
         values = _values(program, func)
-        return values is not None and all(_kind(v, qualname) in _PROGRAMS for v in values)
+        return values is not None and all(api_kind(v, qualname) in _PROGRAMS for v in values)
     api = classify_call(qualname(callee), callee)
     return api is not None and api.kind == "capture" and api.returns_module
 
@@ -140,8 +142,3 @@ def _own_nodes(func: ast.AST) -> list[ast.AST]:
     """The nodes of `func` outside nested functions, lambdas and classes: its body, and its
     signature and decorators too (a name bound there makes a local's bindings unknown)."""
     return tree_walk.own_nodes(list(ast.iter_child_nodes(func)))
-
-
-def _kind(call: ast.Call, qualname: Qualname) -> str | None:
-    api = classify_call(qualname(call.func), call.func)
-    return api.kind if api is not None else None

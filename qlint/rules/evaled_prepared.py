@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import ast
 
-from qlint.analysis.flow.model_apis import classify_call
+from qlint.analysis.flow.model_apis import api_kind, classify_call
 from qlint.analysis.flow.model_flow import Capture, FunctionFlow, capture_holder
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import function_assigns
@@ -39,7 +39,7 @@ def evaled_before_calibration(ctx: FileContext, cap: Capture, flows: list[Functi
     if at is None:
         return False
     for sink in sinks:
-        if sink.path != ctx.path or not _prepare(sink.node, qualname):
+        if sink.path != ctx.path or api_kind(sink.node, qualname) != "prepare":
             return False  # a recipe, or a prepare in another module
         where = _index_of(body, sink.node)
         if where is None or not _reaches_untouched(body, at, where, cap.call):
@@ -48,13 +48,6 @@ def evaled_before_calibration(ctx: FileContext, cap: Capture, flows: list[Functi
         if prepared is None or not _moved_first(ctx, body[where + 1 :], prepared, qualname):
             return False
     return True
-
-
-def _prepare(node: ast.AST, qualname) -> bool:
-    if not isinstance(node, ast.Call):
-        return False
-    api = classify_call(qualname(node.func), node.func)
-    return api is not None and api.kind == "prepare"
 
 
 def _index_of(body: list[ast.stmt], node: ast.AST) -> int | None:

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import ast
 
-from qlint.analysis.flow.model_apis import argument, classify_call
+from qlint.analysis.flow.model_apis import api_kind, argument
 from qlint.analysis.flow.model_flow import Capture, FunctionFlow, capture_holder
 from qlint.analysis.flow.model_torch_nn import MODE_KEEPING_METHODS
 from qlint.analysis.flow.statement_paths import LOOPS, cover_reaches, leaves_through, runs_after, statement_chains
@@ -280,9 +280,9 @@ class _Moves:
         graph = argument(call, 0, ("model",))
         if spells(graph, self.name):
             self.resolver = self.resolver or _resolver(self.home, self.body)
-            api = classify_call(self.resolver.qualname(call.func), call.func)
-            if api is not None:
-                return api.kind in kinds
+            kind = api_kind(call, self.resolver.qualname)
+            if kind is not None:
+                return kind in kinds
         if self.depth >= MAX_DEPTH:
             return False
         found = handed(self.home, self.body, call, self.name) or self_handed(self.home, self.body, call, self.name)

@@ -22,6 +22,7 @@ from qlint.analysis.flow.method_references import owner_class
 from qlint.analysis.flow.model_apis import classify_call
 from qlint.analysis.flow.project_search import named_in_text
 from qlint.analysis.graphs.project_scan import read_module
+from qlint.analysis.names.scope import parameter_at
 from qlint.analysis.tree_walk import own_nodes
 from qlint.rules.base import FileContext
 
@@ -242,12 +243,9 @@ def _called_name(call: ast.Call) -> str:
 def parameter(func: ast.AST, call: ast.Call, node: ast.AST, offset: int = 0) -> str | None:
     """The parameter of `func` that `call` hands `node` to (positionally or by keyword);
     `offset`: leading parameters the call does not fill (`self`)."""
-    params = [a.arg for a in (*func.args.posonlyargs, *func.args.args)][offset:]
     index = next((i for i, a in enumerate(call.args) if a is node), None)
-    if index is not None:
-        return params[index] if index < len(params) else None
-    name = next((kw.arg for kw in call.keywords if kw.value is node), None)
-    return name if name in params or name in [a.arg for a in func.args.kwonlyargs] else None
+    keyword = next((kw.arg for kw in call.keywords if kw.value is node), None) if index is None else None
+    return parameter_at(func.args, offset, index, keyword)
 
 
 def spells(node: ast.AST, name: str) -> bool:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.flow.converted_children import EVERY_CHILD, looped_children
-from qlint.analysis.flow.model_apis import classify_call
+from qlint.analysis.flow.model_apis import api_kind
 from qlint.analysis.flow.model_classes import Built, Content, in_check
 from qlint.analysis.flow.model_flow import Capture, FunctionFlow, capture_holder
 from qlint.analysis.names.resolver import Resolver
@@ -68,7 +68,7 @@ def graph_replaced(ctx: FileContext, cap: Capture, flows: list[FunctionFlow]) ->
     replaced = {
         attr: found
         for attr, found in stores.items()
-        if found[-1] in looped or _converted(body[found[-1]].value, qualname)
+        if found[-1] in looped or api_kind(body[found[-1]].value, qualname) == "convert"
     }
     if EVERY_CHILD in replaced and len(replaced) > 1:
         return None  # a child stored besides a loop over all of them: read simply
@@ -110,13 +110,6 @@ def _stored_attr(stmt: ast.stmt, name: str) -> str | None:
     if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == name:
         return target.attr
     return None
-
-
-def _converted(value: ast.expr, qualname) -> bool:
-    if not isinstance(value, ast.Call):
-        return False
-    api = classify_call(qualname(value.func), value.func)
-    return api is not None and api.kind == "convert"
 
 
 def _binds(stmt: ast.stmt, name: str) -> bool:

@@ -243,11 +243,15 @@ def super_init(stmt: ast.stmt) -> bool:
     if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
         return False
     call = stmt.value
+    return not call.args and not call.keywords and calls_super_init(call)
+
+
+def calls_super_init(call: ast.Call) -> bool:
+    """`super().__init__(...)`, `super(Cls, self).__init__(...)`: the base's `__init__` run with
+    these arguments."""
     func = call.func
     return (
-        not call.args
-        and not call.keywords
-        and isinstance(func, ast.Attribute)
+        isinstance(func, ast.Attribute)
         and func.attr == "__init__"
         and isinstance(func.value, ast.Call)
         and isinstance(func.value.func, ast.Name)

@@ -26,7 +26,8 @@ def only_hyperparameter(cls_node: ast.ClassDef, resolver: Resolver, position: in
     init = own_init(cls_node)
     if init is None:
         return False
-    me = init.args.args[0].arg if init.args.args else None
+    params = [*init.args.posonlyargs, *init.args.args]  # `self` may be positional-only
+    me = params[0].arg if params else None
     return _only_harmless_reads(init, 1, resolver, position, keyword, cls_node, me)
 
 

@@ -81,6 +81,15 @@ def classify_call(name: str | None, func: ast.expr) -> Api | None:
     return None
 
 
+def api_kind(node: ast.AST, qualname: Callable[[ast.expr], str | None]) -> str | None:
+    """The kind of API the call `node` calls (`classify_call`); None for any other call, or
+    for a node that is no call."""
+    if not isinstance(node, ast.Call):
+        return None
+    api = classify_call(qualname(node.func), node.func)
+    return api.kind if api is not None else None
+
+
 def is_class_call(name: str | None, func: ast.expr) -> bool:
     """By its name only, for a callee no class of the project resolves to (`torch.nn.Linear`, a
     builder of a new model): the result starts in train mode."""

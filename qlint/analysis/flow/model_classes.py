@@ -19,6 +19,7 @@ from qlint.analysis.flow.called_locals import binding
 from qlint.analysis.flow.class_method_calls import calls_own_class, class_method, own_class_calls, own_method
 from qlint.analysis.flow.constant_values import holds_constant
 from qlint.analysis.flow.content_syntax import ContentSyntax, calls_under, content_syntax
+from qlint.analysis.flow.evaled_parts import calls_super_init
 from qlint.analysis.flow.factory_models import factory_content
 from qlint.analysis.flow.function_arguments import closed_function
 from qlint.analysis.flow.function_partials import partial_callee
@@ -557,7 +558,7 @@ class ClassIndex:
             if not unknown:
                 continue  # `nn.Linear(DIM, DIM)`: constants, whatever the callee
             built = self.resolve(call.func, resolver, locals_)
-            if built is None and _super_init(call):
+            if built is None and calls_super_init(call):
                 base = cls.node.bases[0] if cls.node.bases else None
                 if base is not None and (resolver.qualname(base) or "").rpartition(".")[2] in CONTAINERS:
                     return False  # `super().__init__(BN, nn.ReLU())` of a torch.nn container: kept
@@ -899,18 +900,6 @@ def _nested(cls: ModelClass | None, rest: list[str]) -> ModelClass | None:
         inner = next((s for s in cls.class_statements() if isinstance(s, ast.ClassDef) and s.name == name), None)
         cls = ModelClass(inner, cls.scope, cls.around) if inner is not None else None
     return cls
-
-
-def _super_init(call: ast.Call) -> bool:
-    """`super().__init__(...)`: the base's `__init__` run with these arguments."""
-    func = call.func
-    return (
-        isinstance(func, ast.Attribute)
-        and func.attr == "__init__"
-        and isinstance(func.value, ast.Call)
-        and isinstance(func.value.func, ast.Name)
-        and func.value.func.id == "super"
-    )
 
 
 def _constant(node: ast.expr) -> bool:

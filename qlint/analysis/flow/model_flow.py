@@ -27,7 +27,7 @@ from qlint.analysis.flow import registry_contents
 from qlint.analysis.flow.carried_flows import watch, watched_class
 from qlint.analysis.flow.graph_returns import GRAPH_SOURCES, imported_graph_calls, own_graph_returns
 from qlint.analysis.flow.inherited_methods import imported_class_methods
-from qlint.analysis.flow.model_apis import classify_call, is_class_call
+from qlint.analysis.flow.model_apis import api_kind, is_class_call
 from qlint.analysis.flow.model_attrs import Evaled, Stored, attribute_sources
 from qlint.analysis.flow.model_classes import ClassIndex
 from qlint.analysis.flow.model_interp import Interpreter
@@ -259,8 +259,7 @@ class ModelFlow:
                 # `torch.export.export(self.model, ...)` or `copy.deepcopy(self.model)` in another
                 # method: neither switches the module it is given (torch 2.13's export reads
                 # `training`, never sets it), so the attribute stays what `__init__` stored.
-                api = classify_call(resolver.qualname(call.func), call.func)
-                return api is not None and api.kind in _MODE_KEEPING_APIS
+                return api_kind(call, resolver.qualname) in _MODE_KEEPING_APIS
 
             found = self._attributes[id(class_scope.node)] = attribute_sources(class_scope.node, builds, keeps_mode)
         return found

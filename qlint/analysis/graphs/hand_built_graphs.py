@@ -46,9 +46,7 @@ def inserted_into_kept_graph(ctx: FileContext, body: Body | None, packet: ast.ex
     """Whether `packet` is an argument of `<g>.call_function(...)`/`create_node(...)` (or of
     `<gm>.graph.<that>`) on a graph the function `body` builds by hand and keeps (above). Not
     when the function spells an overload of the op `op`: it expects that form somewhere."""
-    if body is None or not isinstance(body.node, _FUNCS):
-        return False
-    call = insertion_of(body.node, packet)
+    call = insertion_of(body, packet)
     if call is None:
         return False
     parts = dotted_parts(call.func.value)
@@ -62,10 +60,12 @@ def inserted_into_kept_graph(ctx: FileContext, body: Body | None, packet: ast.ex
     )
 
 
-def insertion_of(func: ast.AST, packet: ast.expr) -> ast.Call | None:
-    """The `<receiver>.call_function(...)`/`create_node(...)` in `func` that `packet` is an
-    argument of (positional or keyword)."""
-    for node in kept_on_node(func, _CALLS_KEPT, _calls):
+def insertion_of(body: Body | None, packet: ast.expr) -> ast.Call | None:
+    """The `<receiver>.call_function(...)`/`create_node(...)` in the function `body` that
+    `packet` is an argument of (positional or keyword); None out of a function."""
+    if body is None or not isinstance(body.node, _FUNCS):
+        return None
+    for node in kept_on_node(body.node, _CALLS_KEPT, _calls):
         if (
             isinstance(node.func, ast.Attribute)
             and node.func.attr in _INSERTS

@@ -158,15 +158,7 @@ def use(store: AnswerStore | None, only_small: bool = False) -> None:
     _STATE.only_small = only_small and store is not None
     if store is not _STATE.store:
         _STATE.store = store
-        _STATE.saved = None
-        _STATE.pool = None
-        _STATE.pooled.clear()
-        _STATE.taken.clear()
-        _STATE.written.clear()
-        _STATE.askers.clear()
-        _STATE.run = None
-        _STATE.run_groups.clear()
-        _NAMES.clear()
+        _drop_read()
 
 
 def checking(path: str) -> None:
@@ -546,8 +538,14 @@ def _written(value: tuple, trail: tuple) -> tuple | None:
 
 def forget() -> None:
     """Drop what was read from the store (tests; a new process starts without it)."""
-    _STATE.saved = None
     _STATE.asker = None
+    _drop_read()
+
+
+def _drop_read() -> None:
+    """What was read from the store, which answers came from it or went to it, who asked
+    them, and the module names of their trails: one store's (`use`), one process's (`forget`)."""
+    _STATE.saved = None
     _STATE.pool = None
     _STATE.pooled.clear()
     _STATE.taken.clear()

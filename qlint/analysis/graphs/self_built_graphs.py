@@ -47,9 +47,7 @@ _NAMES = frozenset({ast.Name})
 def inserted_into_own_graph(ctx: FileContext, body: Body | None, packet: ast.expr, op: str) -> bool:
     """Whether `packet` is an argument of `<receiver>.call_function(...)`/`create_node(...)`
     in the method `body`, the receiver being a graph the project builds on an object (above)."""
-    if body is None or not isinstance(body.node, _FUNCS):
-        return False
-    call = insertion_of(body.node, packet)
+    call = insertion_of(body, packet)
     if call is None:
         return False
     parts = dotted_parts(call.func.value)

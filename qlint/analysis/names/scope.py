@@ -415,7 +415,7 @@ def parameter_at(args: ast.arguments, skip: int, position: int | None, keyword: 
     positional = [*args.posonlyargs, *args.args][skip:]
     if position is not None:
         return positional[position].arg if position < len(positional) else None
-    named = [a.arg for a in [*args.args[skip:], *args.kwonlyargs]]
+    named = [a.arg for a in [*args.args[max(skip - len(args.posonlyargs), 0) :], *args.kwonlyargs]]
     return keyword if keyword in named else None
 
 
