@@ -102,6 +102,18 @@ def test_a_scope_from_a_summary_is_the_scope_of_a_whole_parse(newline, last_brea
     assert lazy.assigns["A"][0] is lazy.assigns["B"][0]
 
 
+def test_a_scope_from_a_summary_keeps_the_import_fallbacks():
+    # `helper_calls` reads a stand-in for a failed torchao import as the API in any module,
+    # one read from its summary too: the summary keeps which functions are stand-ins.
+    text = (
+        "try:\n    from torchao.quantization.pt2e import move_exported_model_to_train\n"
+        "except ImportError:\n    def move_exported_model_to_train(m):\n        return m\n"
+    )
+    eager, lazy = _summarised(text)
+    assert eager.import_fallbacks == {"move_exported_model_to_train"}
+    assert lazy.import_fallbacks == eager.import_fallbacks
+
+
 def test_only_the_statements_asked_for_are_parsed(monkeypatch):
     body = "".join(f"def f{i}(x):\n    return x + {i}\n\n" for i in range(200))
     _, lazy = _summarised("import torch\n" + body + "OPS = [torch.ops.aten.add]\n")

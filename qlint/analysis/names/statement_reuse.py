@@ -315,7 +315,9 @@ class PreviousTrees:
 
 
 # The fields a `ModuleScope` is built with; anything else on it was kept there by a check.
-_SCOPE_FIELDS = frozenset({"module", "path", "imports", "assigns", "functions", "classes", "imported_modules"})
+_SCOPE_FIELDS = frozenset(
+    {"module", "path", "imports", "assigns", "functions", "classes", "imported_modules", "import_fallbacks"}
+)
 
 
 def update_scope(scope, confined: Confined):

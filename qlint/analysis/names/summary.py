@@ -52,6 +52,8 @@ class ModuleSummary:
     broken: bool = False  # the module does not parse: it binds nothing, but is still a dependency
     imports: dict[str, str] = field(default_factory=dict)
     imported_modules: list[str] = field(default_factory=list)
+    # `ModuleScope.import_fallbacks`: functions written as stand-ins for a failed import.
+    import_fallbacks: list[str] = field(default_factory=list)
     functions: dict[str, Loc] = field(default_factory=dict)
     classes: dict[str, Loc] = field(default_factory=dict)
     assigns: dict[str, list[Loc]] = field(default_factory=dict)
@@ -69,7 +71,13 @@ class ModuleSummary:
         """The summary of a parsed module (`tree` None: it does not parse)."""
         if tree is None or scope is None:
             return cls(module, digest, broken=True)
-        out = cls(module, digest, imports=dict(scope.imports), imported_modules=sorted(scope.imported_modules))
+        out = cls(
+            module,
+            digest,
+            imports=dict(scope.imports),
+            imported_modules=sorted(scope.imported_modules),
+            import_fallbacks=sorted(scope.import_fallbacks),
+        )
         # The same walk and the same "last definition wins" as `ModuleScope.build`.
         for stmt in binding_statements(tree.body):
             if isinstance(stmt, (ast.Import, ast.ImportFrom)):
@@ -98,6 +106,7 @@ class ModuleSummary:
             "broken": self.broken,
             "imports": self.imports,
             "imported": self.imported_modules,
+            "fallbacks": self.import_fallbacks,
             "functions": {k: list(v) for k, v in self.functions.items()},
             "classes": {k: list(v) for k, v in self.classes.items()},
             "assigns": {k: [list(v) for v in vs] for k, vs in self.assigns.items()},
@@ -117,6 +126,9 @@ class ModuleSummary:
         imported = data["imported"]
         if not isinstance(imported, list) or not all(isinstance(m, str) for m in imported):
             raise TypeError("bad imported modules")
+        fallbacks = data["fallbacks"]
+        if not isinstance(fallbacks, list) or not all(isinstance(m, str) for m in fallbacks):
+            raise TypeError("bad import fallbacks")
         functions = {k: _as_loc(v) for k, v in _named(data["functions"]).items()}
         classes = {k: _as_loc(v) for k, v in _named(data["classes"]).items()}
         assigns = {}
@@ -130,7 +142,7 @@ class ModuleSummary:
             isinstance(names, list) and all(isinstance(n, str) for n in names) for names in methods.values()
         ):
             raise TypeError("bad method names")
-        return cls(module, digest, broken, imports, imported, functions, classes, assigns, facts, methods)
+        return cls(module, digest, broken, imports, imported, fallbacks, functions, classes, assigns, facts, methods)
 
     # ----------------------------------------------------------------- back to a scope
 
@@ -148,6 +160,7 @@ class ModuleSummary:
             functions=_LazyTable(self.functions, source.function),  # type: ignore[arg-type]
             classes=_ClassTable(self.classes, source.klass, self.methods),  # type: ignore[arg-type]
             imported_modules=set(self.imported_modules),
+            import_fallbacks=set(self.import_fallbacks),
         )
 
 
