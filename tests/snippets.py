@@ -143,6 +143,17 @@ class Net(torch.nn.Module):
         return self.drop(self.bn(self.fc(x)))
 """
 
+# A conv and batch-norm model without forward (after `from torch import nn`), at the head of
+# the QL201 tests of casts and self-returning methods.
+CONV_BN_NET = """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 3, 3)
+        self.bn = nn.BatchNorm2d(3)
+
+"""
+
 # A QL101 finding, fixed by writing `.default`: the smallest module a run, a fix or a cache test
 # has something to report in.
 PACKET_MATCHER = "import torch\n\n\ndef f(n):\n    return n.target == torch.ops.aten.relu\n"

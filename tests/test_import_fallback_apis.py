@@ -15,24 +15,12 @@ fallback runs, and is still followed.
 
 from __future__ import annotations
 
+import pytest
+
 from tests.conftest import lint
+from tests.snippets import BN_DROPOUT_NET
 
-NET = """
-import torch
-from torch.export import export
-
-
-class Net(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = torch.nn.Linear(4, 4)
-        self.bn = torch.nn.BatchNorm1d(4)
-        self.drop = torch.nn.Dropout(0.5)
-
-    def forward(self, x):
-        return self.drop(self.bn(self.fc(x)))
-
-"""
+NET = "\nimport torch\nfrom torch.export import export\n\n\n" + BN_DROPOUT_NET + "\n"
 
 QAT_WITH_MOVE = """
 def qat(q, x, steps):
@@ -123,35 +111,25 @@ def ptq(q, x):
     assert rows(src, "QL201") == [line_of(src, "gm = export(")]
 
 
-def test_a_handler_for_a_name_the_targeted_torch_lacks_still_runs():
-    # `torch.ao.quantization` has no move on torch 2.13: the handler's function is what runs,
-    # and it moves nothing.
+@pytest.mark.parametrize(
+    ("module", "caught"),
+    [
+        # `torch.ao.quantization` has no move on torch 2.13: the handler's function is what runs,
+        # and it moves nothing.
+        ("torch.ao.quantization", "ImportError"),
+        # A handler that does not catch a failed import is no stand-in for it.
+        ("torchao.quantization.pt2e", "AttributeError"),
+    ],
+)
+def test_a_handler_that_may_run_is_still_followed(module, caught):
     src = (
         NET
-        + """
+        + f"""
 from torchao.quantization.pt2e.quantize_pt2e import prepare_qat_pt2e
 
 try:
-    from torch.ao.quantization import move_exported_model_to_train
-except ImportError:
-
-    def move_exported_model_to_train(model):
-        return model
-"""
-        + QAT_WITH_MOVE
-    )
-    assert rows(src, "QL202") == [line_of(src, "prepared = prepare_qat_pt2e(")]
-
-
-def test_a_handler_that_does_not_catch_a_failed_import_is_not_a_stand_in():
-    src = (
-        NET
-        + """
-from torchao.quantization.pt2e.quantize_pt2e import prepare_qat_pt2e
-
-try:
-    from torchao.quantization.pt2e import move_exported_model_to_train
-except AttributeError:
+    from {module} import move_exported_model_to_train
+except {caught}:
 
     def move_exported_model_to_train(model):
         return model

@@ -13,16 +13,10 @@ import textwrap
 
 import pytest
 
+from tests.snippets import CONV_BN_NET
 from tests.test_model_sources import check
 
-NET = """
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.conv = nn.Conv2d(3, 3, 3)
-        self.bn = nn.BatchNorm2d(3)
-
-"""
+NET = CONV_BN_NET
 
 
 def _function(body: str) -> str:

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from qlint.analysis.flow.model_torch_nn import MODE_KEEPING_METHODS, SELF_RETURNING_METHODS
+from tests.snippets import CONV_BN_NET
 from tests.test_model_sources import check
 from tests.test_ql202_move_order import in_function, prepare_row, rows
 from tests.test_ql204 import body, ql204
@@ -56,16 +57,7 @@ def test_the_tables_are_torch_nn_modules_own():
     assert {"to", "cpu", "half", "type", "share_memory", "to_empty", "requires_grad_"} <= ran
 
 
-NET = """
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.conv = nn.Conv2d(3, 3, 3)
-        self.bn = nn.BatchNorm2d(3)
-
-
-def quantize(quantizer, x):
-"""
+NET = CONV_BN_NET + "\ndef quantize(quantizer, x):\n"
 CAPTURE = "prepare_pt2e(export(m, (x,)).module(), quantizer)\n"
 
 
