@@ -36,16 +36,17 @@ def movers(home: FileContext) -> frozenset[str]:
     """The functions of the module that may move a graph: those whose text names a move
     (`move_exported_model_to_*`, under any alias its import gives it) and, `MAX_DEPTH` deep,
     those whose text names such a function. A cheap gate before any helper is read."""
-    found = home.cache.get("moved_graphs.movers")
+    found = home.cache.get("moving_callees.movers")
     if found is None:
-        found = home.cache["moved_graphs.movers"] = _mover_names(home, home.scope.functions.items())
+        found = home.cache["moving_callees.movers"] = _mover_names(home)
     return found
 
 
-def _mover_names(home: FileContext, funcs) -> frozenset[str]:
+def _mover_names(home: FileContext) -> frozenset[str]:
     text = home.text
     if _MOVE_WORD not in text:
         return frozenset()
+    funcs = home.scope.functions.items()
     texts = {name: _text_of(home, func) for name, func in funcs if isinstance(func, ast.FunctionDef)}
     aliases = [f"{name}(" for name, full in home.scope.imports.items() if _MOVE_WORD in full and _MOVE_WORD not in name]
     movers = {name for name, words in texts.items() if _MOVE_WORD in words or any(a in words for a in aliases)}
