@@ -126,7 +126,6 @@ _CLOSED_TARGETS = lazy(r"\n[ \t]*[)\]][ \t]*=(?!=)")
 _RELATIVE = lazy(r"from[ \t]+\.")
 _HEAD = lazy(r"\n(?:[^\W\d]|@)")
 _DEF = lazy(r"(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)")
-_COMPOUND = frozenset({"if", "elif", "else", "try", "except", "finally", "with", "for", "while", "async", "match"})
 _ROW_TARGETS = lazy(
     r"\n[ \t]*((?:[(\[]?[ \t]*[^\W\d][\w.]*(?:[ \t]*,[ \t]*[^\W\d][\w.]*)*[ \t]*,?[ \t]*[)\]]?"
     r"[ \t]*(?::[^=\n]*)?=(?!=)[ \t]*)+)",
