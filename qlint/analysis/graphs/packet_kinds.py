@@ -45,7 +45,7 @@ _KINDS: dict[tuple[str, str], tuple[str, tuple, tuple]] = {}
 # name it used was read from, edited (an editor's buffer) without changing that name's kind,
 # reads that name again and no name of the cycle (a cycle's names resting on a name outside it
 # bind what they bound while it binds what it bound: their least fixpoint is the same). A
-# check records the modules behind such names too (`_flat`).
+# check records the modules behind such names too (`packet_imports._flat`).
 #
 # (path, name) -> [its depth among the readings under way, whether it was met again meanwhile]
 _ASKING: dict[tuple[str, str], list] = {}
