@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from qlint.analysis.graphs import kept_answers, packet_imports
+from qlint.analysis.graphs import kept_answers, packet_imports, packet_kinds, packet_modules
 from qlint.analysis.names import content_keys
 from qlint.analysis.names.project import ProjectIndex
 from tests.conftest import kept_store, old_file, old_package
@@ -26,8 +26,8 @@ USE = "from pkg.ops_table import OPS\n\n\ndef f(node):\n    return node.target =
 
 def _new_process() -> None:
     """Forget what this process learned, as a new `qlint` run starts without it."""
-    packet_imports._KINDS.clear()
-    packet_imports._MODULES.clear()
+    packet_kinds._KINDS.clear()
+    packet_modules._MODULES.clear()
     content_keys._DIGESTS.clear()
     kept_answers.forget()
 
@@ -65,7 +65,7 @@ def _without_store(use) -> bool:
 def _taken(ops_table) -> list[bool]:
     """Whether the kind of `OPS` came from the store (True) or was read here (False)."""
     key = (os.path.realpath(ops_table), "OPS")
-    return [id(v) in kept_answers._STATE.taken for k, v in packet_imports._KINDS.items() if k == key]
+    return [id(v) in kept_answers._STATE.taken for k, v in packet_kinds._KINDS.items() if k == key]
 
 
 def test_a_new_process_takes_the_kind_an_earlier_run_kept(tmp_path, store):

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from qlint.analysis.graphs import packet_imports
+from qlint.analysis.graphs import packet_imports, packet_kinds
 from qlint.analysis.names.project import ProjectIndex
 from qlint.engine import check_source
 from tests.conftest import dedented_package, settings_for
@@ -139,7 +139,7 @@ def _cycle(a_value: str, b_value: str) -> dict[str, str]:
 def test_a_cycle_binds_the_join_of_its_modules(tmp_path, a_value, b_value, kind):
     pkg = dedented_package(tmp_path, _cycle(a_value, b_value))
     for first, then in (("a.py", "b.py"), ("b.py", "a.py")):  # every name of it, whichever first
-        packet_imports._KINDS.clear()
+        packet_kinds._KINDS.clear()
         got = [packet_imports.name_kind(ProjectIndex(), str(pkg / m), "OP", []) for m in (first, then)]
         assert got == [kind, kind]
 
@@ -150,10 +150,10 @@ def test_a_cycle_is_read_once(tmp_path, monkeypatch):
     files = {"a.py": "from .b import OP\n", "b.py": "from .c import OP\n", "c.py": "from .a import OP\nX = 1\n"}
     pkg = dedented_package(tmp_path, files)
     project = ProjectIndex()
-    packet_imports._KINDS.clear()
+    packet_kinds._KINDS.clear()
     assert packet_imports.name_kind(project, str(pkg / "a.py"), "OP", []) == ""
     read = []
-    monkeypatch.setattr(packet_imports, "_name_kind", lambda *args: read.append(args) or "")
+    monkeypatch.setattr(packet_kinds, "_name_kind", lambda *args: read.append(args) or "")
     deps: list = []
     assert [packet_imports.name_kind(project, str(pkg / m), "OP", deps) for m in ("b.py", "c.py")] == ["", ""]
     assert read == []
@@ -164,7 +164,7 @@ def test_a_name_kept_from_a_cycle_is_read_again_when_a_module_of_it_changes(tmp_
     pkg = dedented_package(
         tmp_path, {"a.py": "from .b import OP\n", "b.py": "from .c import OP\n", "c.py": "from .a import OP\n"}
     )
-    packet_imports._KINDS.clear()
+    packet_kinds._KINDS.clear()
     assert packet_imports.name_kind(ProjectIndex(), str(pkg / "a.py"), "OP", []) == ""
     (pkg / "a.py").write_text(FALLBACK.format(source=".b", value="torch.ops.aten.relu") + "# longer\n")
     assert packet_imports.name_kind(ProjectIndex(), str(pkg / "c.py"), "OP", []) == packet_imports.PACKET
@@ -202,7 +202,7 @@ def test_a_cycle_inside_a_cycle(tmp_path):
     }
     pkg = dedented_package(tmp_path, files)
     for first in ("a", "b", "c", "d"):
-        packet_imports._KINDS.clear()
+        packet_kinds._KINDS.clear()
         project = ProjectIndex()
         order = [first] + [m for m in "abcd" if m != first]
         got = {
@@ -219,7 +219,7 @@ def test_a_chain_deeper_than_the_stack_lets_the_file_in(tmp_path):
     pkg = dedented_package(
         tmp_path, {**chain, "m1500.py": "OP = None\n", "use.py": "from .m0 import OP\n\n" + MATCHER.format("OP")}
     )
-    packet_imports._KINDS.clear()
+    packet_kinds._KINDS.clear()
     assert _gate(pkg, "use.py")
-    assert not packet_imports._ASKING and not packet_imports._PASS and not packet_imports._APPROX
+    assert not packet_kinds._ASKING and not packet_kinds._PASS and not packet_kinds._APPROX
     assert _findings(pkg, "use.py") == []

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from qlint.analysis.graphs import packet_imports
+from qlint.analysis.graphs import packet_imports, packet_kinds, packet_modules
 from qlint.analysis.names.project import ProjectIndex
 from tests.conftest import dedented_package
 
@@ -19,10 +19,10 @@ OPS = "import torch\n\nA = 1\nB = {}\n"
 
 @pytest.fixture(autouse=True)
 def _fresh():
-    for memo in (packet_imports._KINDS, packet_imports._MODULES, packet_imports._SHELLS):
+    for memo in (packet_kinds._KINDS, packet_modules._MODULES, packet_modules._SHELLS):
         memo.clear()
     yield
-    for memo in (packet_imports._KINDS, packet_imports._MODULES, packet_imports._SHELLS):
+    for memo in (packet_kinds._KINDS, packet_modules._MODULES, packet_modules._SHELLS):
         memo.clear()
 
 
@@ -30,14 +30,14 @@ def _fresh():
 def splits(monkeypatch):
     """The texts split into statements (`_statements`), by module (the name asked first)."""
     out: list[str] = []
-    real = packet_imports._statements
+    real = packet_modules._statements
 
     def counted(text, bindings):
         out.append(text.split("\n")[2] if text.startswith("import torch") else text.split("\n")[0])
         return real(text, bindings)
 
-    monkeypatch.setattr(packet_imports, "_statements", counted)
-    monkeypatch.setattr(packet_imports, "_KEPT_MODULES", 1)
+    monkeypatch.setattr(packet_modules, "_statements", counted)
+    monkeypatch.setattr(packet_modules, "_KEPT_MODULES", 1)
     return out
 
 
@@ -55,10 +55,10 @@ def test_a_module_let_go_of_is_not_split_again(tmp_path, splits, value, kind):
     ops, project = str(pkg / "ops.py"), ProjectIndex()
     assert packet_imports.name_kind(project, ops, "A", []) == ""
     assert packet_imports.name_kind(project, str(pkg / "other.py"), "C", []) == ""
-    assert ops not in packet_imports._MODULES and ops in packet_imports._SHELLS  # its text let go
+    assert ops not in packet_modules._MODULES and ops in packet_modules._SHELLS  # its text let go
     assert packet_imports.name_kind(project, ops, "B", []) == kind
     assert splits == ["A = 1", "C = 2"]
-    assert packet_imports._MODULES[ops][1].text == OPS.format(value)  # read again
+    assert packet_modules._MODULES[ops][1].text == OPS.format(value)  # read again
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,7 @@ import os
 
 import pytest
 
-from qlint.analysis.graphs import kept_answers, packet_imports
+from qlint.analysis.graphs import kept_answers, packet_imports, packet_kinds, packet_modules
 from qlint.analysis.names import content_keys
 from qlint.analysis.names.project import ProjectIndex
 from tests.conftest import kept_store, old_file, old_package
@@ -35,9 +35,9 @@ CHAIN = {"top": "from pkg.mid import NAME\n", "mid": "from pkg.leaf import LEAF\
 
 
 def _new_process() -> None:
-    packet_imports._KINDS.clear()
-    packet_imports._MODULES.clear()
-    packet_imports._SHELLS.clear()
+    packet_kinds._KINDS.clear()
+    packet_modules._MODULES.clear()
+    packet_modules._SHELLS.clear()
     content_keys._DIGESTS.clear()
     kept_answers.forget()
 
@@ -53,13 +53,13 @@ def fresh():
 def readings(monkeypatch):
     """The names read (not taken from what is known or kept), as (module, name)."""
     read: list[tuple[str, str]] = []
-    real = packet_imports._read
+    real = packet_kinds._read
 
     def counted(project, key, deps):
         read.append((key[0].rsplit("/", 1)[-1].removesuffix(".py"), key[1]))
         return real(project, key, deps)
 
-    monkeypatch.setattr(packet_imports, "_read", counted)
+    monkeypatch.setattr(packet_kinds, "_read", counted)
     return read
 
 
@@ -69,13 +69,13 @@ def _kind(pkg, module: str, name: str, deps: list | None = None) -> str:
 
 def _fresh_kinds(pkg, asked: list[tuple[str, str]]) -> list[str]:
     """What a run that knows nothing answers."""
-    saved = dict(packet_imports._KINDS)
-    packet_imports._KINDS.clear()
+    saved = dict(packet_kinds._KINDS)
+    packet_kinds._KINDS.clear()
     try:
         return [_kind(pkg, module, name) for module, name in asked]
     finally:
-        packet_imports._KINDS.clear()
-        packet_imports._KINDS.update(saved)
+        packet_kinds._KINDS.clear()
+        packet_kinds._KINDS.update(saved)
 
 
 def test_a_cycle_is_not_read_again_for_an_edit_of_a_module_it_only_used_a_name_of(tmp_path, fresh, readings):

@@ -12,7 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from qlint.analysis.graphs import insertions, packet_imports, packet_text, sinks, wrapper_index
+from qlint.analysis.graphs import (
+    insertions,
+    packet_imports,
+    packet_kinds,
+    packet_modules,
+    packet_text,
+    sinks,
+    wrapper_index,
+)
 from qlint.analysis.names.project import ProjectIndex
 from qlint.engine import check_source
 from tests.conftest import dedented_package, settings_for, write_package
@@ -336,16 +344,16 @@ def test_a_whole_run_lets_every_imported_packet_through(tmp_path):
 def test_assignment_targets_are_read_row_by_row(piece):
     """`_assigning_rows` (rows without an `=` skipped, each row matched alone) finds what one
     search of the whole statement finds: no match spans a newline but its leading one."""
-    whole = [m.group(1) for m in packet_imports._ROW_TARGETS.finditer("\n" + piece)]
-    assert packet_imports._assigning_rows(piece) == whole
+    whole = [m.group(1) for m in packet_modules._ROW_TARGETS.finditer("\n" + piece)]
+    assert packet_modules._assigning_rows(piece) == whole
 
 
 def test_the_texts_of_only_the_modules_read_last_are_kept(tmp_path, monkeypatch):
     # What a name of a module is stays known for the run (`_KINDS`); the module's text is kept
     # for the few read last only, and read again for a name asked after it went.
-    monkeypatch.setattr(packet_imports, "_MODULES", {})
-    monkeypatch.setattr(packet_imports, "_KINDS", {})
-    monkeypatch.setattr(packet_imports, "_KEPT_MODULES", 2)
+    monkeypatch.setattr(packet_modules, "_MODULES", {})
+    monkeypatch.setattr(packet_kinds, "_KINDS", {})
+    monkeypatch.setattr(packet_modules, "_KEPT_MODULES", 2)
     project = ProjectIndex()
     paths = []
     for i in range(3):
@@ -354,26 +362,26 @@ def test_the_texts_of_only_the_modules_read_last_are_kept(tmp_path, monkeypatch)
         paths.append(str(path))
     for i, path in enumerate(paths):
         assert packet_imports.name_kind(project, path, f"P{i}", []) == packet_imports.PACKET
-    assert list(packet_imports._MODULES) == paths[1:]
+    assert list(packet_modules._MODULES) == paths[1:]
     assert packet_imports.name_kind(project, paths[0], "N0", []) == packet_imports.NAMESPACE
     assert packet_imports.name_kind(project, paths[0], "X0", []) == ""
-    assert list(packet_imports._MODULES) == [paths[2], paths[0]]
+    assert list(packet_modules._MODULES) == [paths[2], paths[0]]
 
 
 def test_a_module_is_searched_for_a_closed_target_list_once(tmp_path, monkeypatch):
     # A module none of whose names asked is assigned (functions, classes: most names other
     # files import) was searched whole for a target list closed on its own row at every name.
-    monkeypatch.setattr(packet_imports, "_MODULES", {})
-    monkeypatch.setattr(packet_imports, "_KINDS", {})
+    monkeypatch.setattr(packet_modules, "_MODULES", {})
+    monkeypatch.setattr(packet_kinds, "_KINDS", {})
     searches = []
-    closed = packet_imports._CLOSED_TARGETS
+    closed = packet_modules._CLOSED_TARGETS
 
     class Counted:
         def search(self, text, *args):
             searches.append(text)
             return closed.search(text, *args)
 
-    monkeypatch.setattr(packet_imports, "_CLOSED_TARGETS", Counted())
+    monkeypatch.setattr(packet_modules, "_CLOSED_TARGETS", Counted())
     path = tmp_path / "helpers.py"
     path.write_text("import torch\n\ndef a():\n    pass\n\ndef b():\n    pass\n\nclass C:\n    pass\n")
     project = ProjectIndex()

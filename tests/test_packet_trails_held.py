@@ -10,7 +10,7 @@ import contextlib
 
 import pytest
 
-from qlint.analysis.graphs import file_keys, packet_imports
+from qlint.analysis.graphs import file_keys, packet_imports, packet_kinds, packet_modules
 from qlint.analysis.names.project import ProjectIndex
 from tests.conftest import dedented_package
 
@@ -19,7 +19,7 @@ OPS = "import torch\n\nA = {}\n"
 
 @pytest.fixture(autouse=True)
 def _fresh():
-    memos = (packet_imports._KINDS, packet_imports._MODULES, packet_imports._SHELLS)
+    memos = (packet_kinds._KINDS, packet_modules._MODULES, packet_modules._SHELLS)
     for memo in memos:
         memo.clear()
     yield

@@ -17,7 +17,7 @@ def _searches(monkeypatch, pkg, module: str, rule: str) -> tuple[list, list[list
     questions were asked of (the walks of one module's questions together)."""
     homes: dict[str, list] = {}
     current: list[list] = []
-    search = self_traced_graphs._call_sites
+    search = self_traced_graphs.pass_call_sites
     start = self_traced_graphs._Walk.__init__
 
     def begun(self, *home):
@@ -30,7 +30,7 @@ def _searches(monkeypatch, pkg, module: str, rule: str) -> tuple[list, list[list
         return search(ctx, name)
 
     monkeypatch.setattr(self_traced_graphs._Walk, "__init__", begun)
-    monkeypatch.setattr(self_traced_graphs, "_call_sites", searched)
+    monkeypatch.setattr(self_traced_graphs, "pass_call_sites", searched)
     return _rows(pkg, module, rule), list(homes.values())
 
 

@@ -12,7 +12,7 @@ Quiet only when every step is seen: the helper is a module-level function (or a 
 top-level class, whose calls `call_sites.each_site` finds), each QAT graph of the capture is
 bound once and returned by every `return` (whole, or at one position of the tuple it returns),
 and used before that only in ways that neither run it nor hand it on
-(`moved_graphs.neutral_use`); every use of the helper in the project is a call the caller
+(`neutral_graph_uses.neutral_use`); every use of the helper in the project is a call the caller
 search reads (`unread_use`, `each_project_call`; none at all is no vouching); and each call
 binds the graph to a name of its caller that is moved (or converted) before any use a path
 from the call reaches could train it: the order test QL202 also asks of a move in the
@@ -32,7 +32,8 @@ from qlint.analysis.flow.unread_uses import unread_use
 from qlint.analysis.tree_walk import own_nodes, parents
 from qlint.rules.base import FileContext
 from qlint.rules.caller_verdicts import holding_flow
-from qlint.rules.moved_graphs import moved_first, neutral_uses
+from qlint.rules.moved_graphs import moved_first
+from qlint.rules.neutral_graph_uses import neutral_uses
 
 
 def returned_and_moved(ctx: FileContext, cap: Capture, flows: list[FunctionFlow]) -> bool:

@@ -202,7 +202,7 @@ def _only_registered(ctx: FileContext, name: str) -> bool:
 
 def _registrations(module: FileContext, name: str, own: bool) -> bool | None:
     """Whether the module registers `name` as a backend; None when it uses the name in any
-    other way (as `_sites_in` of `self_traced_graphs` reads a module's uses)."""
+    other way (as `_sites_in` of `pass_call_sites` reads a module's uses)."""
     resolver = Resolver(module.scope, module.project, module.optable)
     backends: set[int] = set()
     uses: list[ast.expr] = []

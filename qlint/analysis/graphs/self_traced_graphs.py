@@ -22,29 +22,36 @@ returns an object wrapping the graph), is followed one step further: it must be 
 functions that call nothing of the kind, in modules that spell no such call. A graph from
 anywhere else (`torch.export`, `ep.module()`, a caller outside the project, a name used other
 than by calls, a method's parameter) is unknown, and unknown stays reported.
+
+`pass_call_sites` finds a function's calls in the project, `graph_local_reads` reads what a
+function's own body does with a graph local (its bindings, stores, returns, and calls that
+export, lower or serialise).
 """
 
 from __future__ import annotations
 
 import ast
 import os
-import re
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs import kept_module_facts
 from qlint.analysis.graphs.compile_backends import before_retrace, compile_backend, hands_off, registers_backends
+from qlint.analysis.graphs.graph_local_reads import (
+    LEAVING,
+    body_nodes,
+    calls_leaving,
+    local_bindings,
+    returns_value,
+    stores_local,
+)
 from qlint.analysis.graphs.graph_objects import graph_constructions, inserts_into_held_graph, method_class
-from qlint.analysis.graphs.init_fields import modules_naming
-from qlint.analysis.graphs.namesakes import own_namesake
 from qlint.analysis.graphs.param_graph_nodes import param_graph_node
+from qlint.analysis.graphs.pass_call_sites import pass_call_sites
 from qlint.analysis.graphs.project_scan import module_facts, read_module
 from qlint.analysis.graphs.retargeted_nodes import retargeting_pass
 from qlint.analysis.graphs.stripped_later import graph_parameter_pass
 from qlint.analysis.names.functions import Body, innermost_body
-from qlint.analysis.names.modules import resolve_relative
-from qlint.analysis.names.resolver import Resolver, dotted_parts
-from qlint.analysis.tree_walk import own_nodes, walk_kinds
-from qlint.lazy_patterns import lazy
+from qlint.analysis.names.resolver import Resolver
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # The project's own traces: what they return holds the ops the traced code ran, as overloads
@@ -57,31 +64,7 @@ _TRACES = frozenset(
     }
 )
 _MAKE_FX = "torch.fx.experimental.proxy_tensor.make_fx"
-# Calls after which a graph's packets are overloads, or its nodes are someone else's: an
-# export, a lowering, a serialisation.
-_LEAVES = frozenset(
-    {
-        "export",
-        "export_for_training",
-        "to_edge",
-        "to_edge_transform_and_lower",
-        "to_backend",
-        "to_executorch",
-        "run_decompositions",
-        "save",
-        "dump",
-        "dumps",
-        "serialize",
-        "script",
-    }
-)
-_LEAVING = lazy(rf"\b(?:{'|'.join(sorted(_LEAVES))})\s*\(")
 _LIBRARIES = ("torch.", "torchao.", "executorch.")
-# The node kinds the call-site and import walks read (`tree_walk.walk_kinds`: the nodes of
-# `ast.walk`, in its order, without queueing attribute chains nothing in them is asked of).
-_CALL = frozenset({ast.Call})
-_SITE_KINDS = frozenset({ast.alias, ast.Call, ast.Name, ast.Attribute})
-_IMPORT_FROM = frozenset({ast.ImportFrom})
 _DEPTH = 4
 
 
@@ -152,7 +135,7 @@ def _node_helper_callers(ctx: FileContext, func: ast.AST) -> list[FileContext]:
 
 
 def _callers_handing_nodes(ctx: FileContext, func: ast.AST) -> list[FileContext]:
-    sites = _call_sites(ctx, func.name)
+    sites = pass_call_sites(ctx, func.name)
     found: list[FileContext] = []
     for module, owner, call in sites:
         if (
@@ -180,7 +163,7 @@ def _object(ctx: FileContext, cls: ast.ClassDef) -> bool:
     keeps to itself, and its methods export, lower, serialise and re-trace nothing."""
     key = ("self_traced_object", id(cls))
     if key not in ctx.cache:
-        made = None if _leaves(cls) or hands_off(cls) else graph_constructions(ctx, cls)
+        made = None if calls_leaving(cls) or hands_off(cls) else graph_constructions(ctx, cls)
         walk = _Walk(ctx)
         ctx.cache[key] = bool(made) and all(walk.name_traced(m, owner, name, 1) for m, owner, name in made)
     return ctx.cache[key]
@@ -239,12 +222,12 @@ class _Walk:
         )
 
     def call_sites(self, ctx: FileContext, name: str) -> list[tuple[FileContext, ast.AST, ast.Call]]:
-        """`_call_sites`, once per module and name for the questions asked of `home`."""
+        """`pass_call_sites`, once per module and name for the questions asked of `home`."""
         home = self.home
         key = (ctx.path, name)
         found = self.sites.get(key)
         if found is None:
-            found = _call_sites(ctx, name)
+            found = pass_call_sites(ctx, name)
             self.sites[key] = [(None if module is home else module, owner, call) for module, owner, call in found]
             return found
         return [(home if module is None else module, owner, call) for module, owner, call in found]
@@ -252,7 +235,7 @@ class _Walk:
     def param_traced(self, ctx: FileContext, func: ast.AST, index: int, depth: int) -> bool:
         """Every call of the module-level `func` in the project hands a self-traced graph as
         its positional argument `index`."""
-        if depth > _DEPTH or _leaves(func):
+        if depth > _DEPTH or calls_leaving(func):
             return False
         sites = self.call_sites(ctx, func.name)
         if not sites:
@@ -264,7 +247,12 @@ class _Walk:
             arg = call.args[index] if len(call.args) > index else None
             if not isinstance(arg, ast.Name) or any(isinstance(a, ast.Starred) for a in call.args[: index + 1]):
                 return False
-            if index == 0 and before_retrace(module, owner, call) and not _leaves(owner) and not _stored(owner, arg.id):
+            if (
+                index == 0
+                and before_retrace(module, owner, call)
+                and not calls_leaving(owner)
+                and not stores_local(owner, arg.id)
+            ):
                 continue  # Dynamo's graph, re-traced to overloads by AOT once the pass has run
             if not self.name_traced(module, owner, arg.id, depth + 1):
                 return False
@@ -277,9 +265,9 @@ class _Walk:
         if key in self.seen:
             return True  # `g = p(g)`: the pass keeps what the other bindings say
         self.seen.add(key)
-        if depth > _DEPTH or _leaves(func) or _stored(func, name):
+        if depth > _DEPTH or calls_leaving(func) or stores_local(func, name):
             return False
-        values = _bindings(func, name)
+        values = local_bindings(func, name)
         if values is None:
             return False
         params = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
@@ -290,7 +278,7 @@ class _Walk:
                 return False
         elif not values:
             return False
-        elif not returned and _returns_value(func) and not _callers_stay(ctx, func, self):
+        elif not returned and returns_value(func) and not _callers_stay(ctx, func, self):
             return False  # what it returns may hold the graph, and goes where we do not look
         resolver = Resolver(ctx.scope, ctx.project, ctx.optable)
         for value, position in values:
@@ -312,7 +300,7 @@ class _Walk:
         if found is None:
             return False
         other, func = found
-        returns = [n for n in _own_nodes(func) if isinstance(n, ast.Return)]
+        returns = [n for n in body_nodes(func) if isinstance(n, ast.Return)]
         if not returns:
             return False
         for ret in returns:
@@ -363,75 +351,9 @@ def _source(ctx: FileContext, value: ast.expr, resolver: Resolver) -> str | None
     if not isinstance(value, ast.Call) or not value.args or not isinstance(value.args[0], ast.Name):
         return None
     found = _project_function(ctx, value, resolver)
-    if found is None or _leaves(found[1]):
+    if found is None or calls_leaving(found[1]):
         return None
     return value.args[0].id
-
-
-def _bindings(func: ast.AST, name: str) -> list[tuple[ast.expr, int | None]] | None:
-    """The values `name` is bound to in `func`'s own body (not its nested functions), each
-    with its position when a flat tuple of names unpacks it; None when a binding is of another
-    kind (a loop, a `with`, a nested or starred unpacking, an augmented one)."""
-    values: list[tuple[ast.expr, int | None]] = []
-    for node in _own_nodes(func):
-        if isinstance(node, ast.Assign):
-            for target in node.targets:
-                if not any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(target)):
-                    continue
-                if len(node.targets) != 1:
-                    return None
-                if isinstance(target, ast.Name):
-                    values.append((node.value, None))
-                elif isinstance(target, ast.Tuple) and all(isinstance(e, ast.Name) for e in target.elts):
-                    values.append((node.value, [e.id for e in target.elts].index(name)))
-                elif not isinstance(target, (ast.Attribute, ast.Subscript)):
-                    return None
-        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == name:
-            if node.value is not None:
-                values.append((node.value, None))
-        elif isinstance(node, (ast.AugAssign, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.NamedExpr)):
-            targets = (
-                [i.optional_vars for i in node.items] if isinstance(node, (ast.With, ast.AsyncWith)) else [node.target]
-            )
-            if any(isinstance(n, ast.Name) and n.id == name for t in targets if t is not None for n in ast.walk(t)):
-                return None
-        elif isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
-            return None
-    return values
-
-
-def _own_nodes(func: ast.AST) -> list[ast.AST]:
-    """The nodes of `func` outside nested functions, lambdas and classes: its body, and its
-    signature and decorators too."""
-    return own_nodes(list(ast.iter_child_nodes(func)))
-
-
-def _leaves(func: ast.AST) -> bool:
-    """The function calls something that exports, lowers or serialises."""
-    for node in walk_kinds(func, _CALL):
-        parts = dotted_parts(node.func)
-        if parts is not None and parts[-1] in _LEAVES:
-            return True
-    return False
-
-
-def _stored(func: ast.AST, name: str) -> bool:
-    """The graph is kept where others may take it: an attribute or an item."""
-    for node in _own_nodes(func):
-        if (
-            isinstance(node, ast.Assign)
-            and any(isinstance(t, (ast.Attribute, ast.Subscript)) for t in node.targets)
-            and any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node.value))
-        ):
-            return True
-    return False
-
-
-def _returns_value(func: ast.AST) -> bool:
-    return any(
-        isinstance(n, ast.Return) and n.value is not None and not isinstance(n.value, ast.Constant)
-        for n in _own_nodes(func)
-    )
 
 
 def _callers_stay(ctx: FileContext, func: ast.AST, walk: _Walk) -> bool:
@@ -441,84 +363,9 @@ def _callers_stay(ctx: FileContext, func: ast.AST, walk: _Walk) -> bool:
     if ctx.scope.functions.get(func.name) is not func:
         return False
     sites = walk.call_sites(ctx, func.name)
-    if not sites or any(_leaves(owner) for _, owner, _ in sites):
+    if not sites or any(calls_leaving(owner) for _, owner, _ in sites):
         return False
-    return not any(_LEAVING.search(module.text) for module, _, _ in sites if module is not ctx)
-
-
-def _call_sites(ctx: FileContext, name: str) -> list[tuple[FileContext, ast.AST, ast.Call]]:
-    """(module, calling function, call) for each call of the module-level function `name` in
-    its module and in the project's other modules spelling the name; empty when the name is
-    used otherwise anywhere (handed on, imported under another name, called at module level)."""
-    found: list[tuple[FileContext, ast.AST, ast.Call]] = []
-    for module in [ctx, *modules_naming(ctx, name)]:
-        if module is not ctx and own_namesake(module, name):
-            continue
-        sites = _sites_in(module, name, module is ctx, ctx.module)
-        if sites is None:
-            return []
-        found.extend((module, owner, call) for owner, call in sites)
-    return found
-
-
-def _sites_in(module: FileContext, name: str, own: bool, home: str | None) -> list[tuple[ast.AST, ast.Call]] | None:
-    calls: dict[int, ast.Call] = {}
-    uses: list[ast.expr] = []
-    # Another module that imports `name` only from modules other than `home` (the pass's own)
-    # calls another function of that name when it calls `name(...)`: pytorch-shir's backend
-    # imports one instruction selector's `select`, not its siblings'.
-    others = not own and home is not None and _imports_elsewhere(module, name, home)
-    for node in walk_kinds(module.tree, _SITE_KINDS):
-        if isinstance(node, ast.alias) and node.asname and node.name.rpartition(".")[2] == name:
-            return None  # imported under another name: its calls are not spelled `name`
-        if others and isinstance(node, ast.Name):
-            continue
-        if isinstance(node, ast.Call):
-            calls[id(node.func)] = node
-        elif (
-            isinstance(node, (ast.Name, ast.Attribute))
-            and isinstance(node.ctx, ast.Load)
-            # `name(...)`, and in another module `module.name(...)` too.
-            and (node.id if isinstance(node, ast.Name) else None if own else node.attr) == name
-        ):
-            uses.append(node)
-    out = []
-    for use in uses:
-        call = calls.get(id(use))
-        owner = innermost_body(module.tree, module.scope, module.cache, call.lineno) if call is not None else None
-        if owner is None:
-            return None
-        out.append((owner.node, call))
-    return out
-
-
-def _imports_elsewhere(module: FileContext, name: str, home: str) -> bool:
-    """The module binds `name` by `from ... import name` statements (anywhere in it), each from
-    a module of the project that defines a function or class of that name itself: its bare
-    `name` is that other module's. An import from `home`, a star import from it, or one from a
-    module that does not define the name (a package re-exporting it: easydist's `passes`
-    package re-exports `tile_comm`) may be the pass's own."""
-    found = False
-    for node in walk_kinds(module.tree, _IMPORT_FROM):
-        base = resolve_relative(module.module, module.path, node.level, node.module)
-        for alias in node.names:
-            if alias.name == "*" and base == home:
-                return False
-            if alias.name == name and alias.asname is None:
-                if base is None or base == home or not _defines(module, base, name):
-                    return False
-                found = True
-    return found
-
-
-def _defines(module: FileContext, base: str, name: str) -> bool:
-    """The module `base` of the project defines `name` at its top level (read off its text)."""
-    path = module.project.find_module_in_check(base, module.path)
-    text = module.project.text(path) if path is not None else None
-    if text is None:
-        return False
-    own = re.compile(rf"^(?:async\s+def|def|class)\s+{re.escape(name)}\b", re.M)
-    return own.search(text) is not None
+    return not any(LEAVING.search(module.text) for module, _, _ in sites if module is not ctx)
 
 
 __all__ = ["node_helper_callers", "self_traced_insertion", "self_traced_pass"]

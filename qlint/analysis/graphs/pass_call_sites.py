@@ -1,0 +1,99 @@
+"""The calls of a module-level function of the project (a graph pass), for
+`self_traced_graphs`: in its own module and in the project's other modules spelling its
+name, each with the function making it; none at all when the name is used otherwise
+anywhere (handed on, imported under another name, called at module level).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from qlint.analysis.context import FileContext
+from qlint.analysis.graphs.init_fields import modules_naming
+from qlint.analysis.graphs.namesakes import own_namesake
+from qlint.analysis.names.functions import innermost_body
+from qlint.analysis.names.modules import resolve_relative
+from qlint.analysis.tree_walk import walk_kinds
+
+__all__ = ["pass_call_sites"]
+
+# The node kinds the call-site and import walks read (`tree_walk.walk_kinds`: the nodes of
+# `ast.walk`, in its order, without queueing attribute chains nothing in them is asked of).
+_SITE_KINDS = frozenset({ast.alias, ast.Call, ast.Name, ast.Attribute})
+_IMPORT_FROM = frozenset({ast.ImportFrom})
+
+
+def pass_call_sites(ctx: FileContext, name: str) -> list[tuple[FileContext, ast.AST, ast.Call]]:
+    """(module, calling function, call) for each call of the module-level function `name` in
+    its module and in the project's other modules spelling the name; empty when the name is
+    used otherwise anywhere (handed on, imported under another name, called at module level)."""
+    found: list[tuple[FileContext, ast.AST, ast.Call]] = []
+    for module in [ctx, *modules_naming(ctx, name)]:
+        if module is not ctx and own_namesake(module, name):
+            continue
+        sites = _sites_in(module, name, module is ctx, ctx.module)
+        if sites is None:
+            return []
+        found.extend((module, owner, call) for owner, call in sites)
+    return found
+
+
+def _sites_in(module: FileContext, name: str, own: bool, home: str | None) -> list[tuple[ast.AST, ast.Call]] | None:
+    calls: dict[int, ast.Call] = {}
+    uses: list[ast.expr] = []
+    # Another module that imports `name` only from modules other than `home` (the pass's own)
+    # calls another function of that name when it calls `name(...)`: pytorch-shir's backend
+    # imports one instruction selector's `select`, not its siblings'.
+    others = not own and home is not None and _imports_elsewhere(module, name, home)
+    for node in walk_kinds(module.tree, _SITE_KINDS):
+        if isinstance(node, ast.alias) and node.asname and node.name.rpartition(".")[2] == name:
+            return None  # imported under another name: its calls are not spelled `name`
+        if others and isinstance(node, ast.Name):
+            continue
+        if isinstance(node, ast.Call):
+            calls[id(node.func)] = node
+        elif (
+            isinstance(node, (ast.Name, ast.Attribute))
+            and isinstance(node.ctx, ast.Load)
+            # `name(...)`, and in another module `module.name(...)` too.
+            and (node.id if isinstance(node, ast.Name) else None if own else node.attr) == name
+        ):
+            uses.append(node)
+    out = []
+    for use in uses:
+        call = calls.get(id(use))
+        owner = innermost_body(module.tree, module.scope, module.cache, call.lineno) if call is not None else None
+        if owner is None:
+            return None
+        out.append((owner.node, call))
+    return out
+
+
+def _imports_elsewhere(module: FileContext, name: str, home: str) -> bool:
+    """The module binds `name` by `from ... import name` statements (anywhere in it), each from
+    a module of the project that defines a function or class of that name itself: its bare
+    `name` is that other module's. An import from `home`, a star import from it, or one from a
+    module that does not define the name (a package re-exporting it: easydist's `passes`
+    package re-exports `tile_comm`) may be the pass's own."""
+    found = False
+    for node in walk_kinds(module.tree, _IMPORT_FROM):
+        base = resolve_relative(module.module, module.path, node.level, node.module)
+        for alias in node.names:
+            if alias.name == "*" and base == home:
+                return False
+            if alias.name == name and alias.asname is None:
+                if base is None or base == home or not _defines(module, base, name):
+                    return False
+                found = True
+    return found
+
+
+def _defines(module: FileContext, base: str, name: str) -> bool:
+    """The module `base` of the project defines `name` at its top level (read off its text)."""
+    path = module.project.find_module_in_check(base, module.path)
+    text = module.project.text(path) if path is not None else None
+    if text is None:
+        return False
+    own = re.compile(rf"^(?:async\s+def|def|class)\s+{re.escape(name)}\b", re.M)
+    return own.search(text) is not None
