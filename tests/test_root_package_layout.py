@@ -120,6 +120,16 @@ def test_a_mapping_that_does_not_mirror_the_root_makes_no_package_of_it(tmp_path
     assert _found(root) == [None, None]
 
 
+def test_a_root_holding_the_packages_own_directory_is_not_the_package(tmp_path):
+    # `executorch/` at the root is the package (a flat layout with one subpackage mapped out):
+    # `executorch.examples.qualcomm.utils` would be `executorch/examples/...`, not `examples/...`.
+    root = _checkout(tmp_path / "et-old", setup_keys=SETUP_KEYS)
+    (root / "executorch").mkdir()
+    (root / "executorch" / "__init__.py").write_text("")
+    assert package_map.root_packages(str(root)) == ()
+    assert _found(root) == [None, None]
+
+
 def test_a_checkout_named_for_its_package_is_one_as_before(tmp_path):
     root = _checkout(tmp_path / "executorch")
     assert package_map.root_packages(str(root)) == ("executorch",)

@@ -195,8 +195,9 @@ def root_packages(repo: str) -> tuple[str, ...]:
       directories are linked: `examples/qualcomm` was not at 6cca6e63, and its scripts import
       `executorch.examples.qualcomm.utils`, run with the checkout's parent on `PYTHONPATH`), or
       its `setup.py` of 2024-25, `package_dir={"executorch/backends": "backends", ...}`.
-      One mapping elsewhere (`pkg.fx` -> `py/pkg/fx`) and the root is not the package: its
-      directories are not the package's by their paths.
+      One mapping elsewhere (`pkg.fx` -> `py/pkg/fx`), or a directory of the package's own
+      at the root, and the root is not the package: its directories are not the package's by
+      their paths.
 
     Without this, a checkout in a directory of another name (`executorch-old/`) resolved what
     its links or `package_dir` leave out to the installed package (site-packages), another
@@ -218,7 +219,15 @@ def _held_at_root(repo: str, names: dict[str, str]) -> tuple[str, ...]:
             found[top] = found.get(top, True) and rel == below.replace(".", os.sep)
     name = os.path.basename(repo)
     own = (name,) if name.isidentifier() and not os.path.isfile(os.path.join(repo, "__init__.py")) else ()
-    return tuple(dict.fromkeys([*own, *(top for top, same in found.items() if same)]))
+    # A root holding the package's own directory (`pkg/` beside `data/`, mapped as `pkg.data`)
+    # is not that package: `pkg.x` is `pkg/x`, not the root's `x`.
+    mirrored = (top for top, same in found.items() if same and not _holds_top(repo, top))
+    return tuple(dict.fromkeys([*own, *mirrored]))
+
+
+def _holds_top(repo: str, top: str) -> bool:
+    base = os.path.join(repo, top)
+    return os.path.isdir(base) or os.path.isfile(base + ".py")
 
 
 def _within(repo: str, target: str) -> str | None:
