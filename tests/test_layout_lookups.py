@@ -29,13 +29,17 @@ def tree(tmp_path):
         "real/target.py": "",
         "src/mapped/__init__.py": "",  # `pyproject.toml` maps the package `mapped` here
         "src/mapped/inner.py": "",
+        "elsewhere/extra/__init__.py": "",  # a subpackage's own key maps `mapped.extra` here
+        "elsewhere/extra/mod.py": "",
     }
     for name, text in files.items():
         path = repo / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
     (repo / ".git").mkdir()
-    (repo / "pyproject.toml").write_text('[tool.setuptools.package-dir]\nmapped = "src/mapped"\n')
+    (repo / "pyproject.toml").write_text(
+        '[tool.setuptools.package-dir]\nmapped = "src/mapped"\n"mapped.extra" = "elsewhere/extra"\n'
+    )
     os.symlink(repo / "real", repo / "pkg" / "linked")  # a package directory behind a link
     (repo / "real" / "__init__.py").write_text("")
     other = tmp_path / "other"
@@ -59,6 +63,7 @@ LOOKUPS = [
     ("torch.nn.functional", "pkg/sub/deep.py"),
     ("pkg.missing", "pkg/sub/deep.py"),
     ("neighbour", "pkg/graph_utils.py"),  # in the checkout beside: not this project's
+    ("mapped.extra.mod", "pkg/sub/deep.py"),  # below a subpackage's key: past both its parts
 ]
 
 
@@ -72,6 +77,7 @@ def test_a_run_finds_what_a_single_check_finds(tree):
     assert exact[3] == str(tree / "pkg" / "stubbed.pyi") and exact[4] == str(tree / "pkg" / "both.py")
     assert exact[6] == str(tree / "real" / "target.py") and exact[9] == str(tree / "src" / "mapped" / "__init__.py")
     assert exact[5] is None and exact[11] is None and exact[13] is None
+    assert exact[14] == str(tree / "elsewhere" / "extra" / "mod.py")
     ProjectIndex.fix_layout(True)
     try:
         index = ProjectIndex(track_dependents=False)

@@ -16,8 +16,12 @@ of such checkouts:
   `package_dir={"": "."}`): `setup.py` and `setup.cfg` are read as `pyproject.toml` is, at
   the project root and in the directories right below it (`packaging_files`); a tree with no
   marker at all takes the run's directory as its project root (`run_roots`);
-- a checkout whose directory carries the package's name (`executorch/backends/x/`, no
-  `executorch/__init__.py`): its parent directory imports it as a namespace package;
+- a checkout whose root holds a package's layout (`package_map.root_packages`): its directory
+  carries the package's name (`executorch/backends/x/`, no `executorch/__init__.py`: its
+  parent directory imports it as a namespace package), or the packaging maps that package's
+  subpackages onto the root's directories of the same paths (ExecuTorch's links, or its old
+  `setup.py`'s `package_dir`), so `executorch.examples.qualcomm.utils` is the checkout's own
+  `examples/qualcomm/utils.py` even where no link or key names `examples/qualcomm`;
 - a package directory whose modules are also run as scripts (`python pkg/run.py` puts `pkg/`
   first on `sys.path`): `from core import x` in `pkg/run.py` is `pkg/core.py` when nothing
   else can be (`SCRIPT_DIR`, the last root).
@@ -34,7 +38,7 @@ from functools import lru_cache
 
 from qlint.analysis.names import shadowed_names
 from qlint.analysis.names.modules import import_root
-from qlint.analysis.names.package_map import declared_packages, project_root
+from qlint.analysis.names.package_map import declared_packages, project_root, root_packages
 from qlint.analysis.names.shadowed_names import INSTALL_DIRS, site_dirs, standard_or_installed
 from qlint.analysis.repo_root import file_repository
 
@@ -114,9 +118,12 @@ def _roots(directory: str) -> tuple[tuple[str, str], ...]:
     src = os.path.join(repo, "src")
     if ("", src) not in roots and os.path.isdir(src) and not os.path.isfile(os.path.join(src, "__init__.py")):
         roots.append(("", src))
-    name = os.path.basename(repo)
-    if name.isidentifier() and not os.path.isfile(os.path.join(repo, "__init__.py")):
-        roots.append((name, repo))
+    # The root as a package whose layout it holds (`package_map.root_packages`): after the
+    # declared directories and `src/`, which are what that package installs where they hold
+    # the module, before the installed package, which is another version's code.
+    for name in root_packages(repo):
+        if (name, repo) not in roots:
+            roots.append((name, repo))
     if directory != first:  # a package's directory: also a script's (`SCRIPT_DIR`)
         roots.append((SCRIPT_DIR, directory))
     return tuple(roots)

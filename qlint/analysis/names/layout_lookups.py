@@ -80,7 +80,9 @@ def _module_file(root: tuple[str, str], parts: list[str], listings: dict[str, fr
     if base is None:
         return None
     prefix, directory = root
-    below = parts[1:] if prefix and prefix != SCRIPT_DIR else parts
+    # Below the prefix's directory: past every part a subpackage's prefix spells
+    # (`executorch.backends` mapped onto `backends/`: `executorch.backends.x` is `backends/x`).
+    below = parts[prefix.count(".") + 1 :] if prefix and prefix != SCRIPT_DIR else parts
     if below:
         for part in below[:-1]:
             if part not in _listing(directory, listings):

@@ -95,7 +95,7 @@ def _mapped(path: str) -> str | None:
 def forget_roots() -> None:
     """The run's directories or the packaging files changed (`run_roots.forget_layout`): the
     project roots and package directories found before may not hold."""
-    for memo in (_mapped, _aliases, _declared, _pyproject_dir, _setup_dir):
+    for memo in (_mapped, _aliases, _declared, _pyproject_dir, _setup_dir, _root_packages):
         memo.cache_clear()
 
 
@@ -176,12 +176,58 @@ def _aliases(repo: str) -> dict[str, str]:
             elif depth < _MAX_LINK_DEPTH:
                 visit(entry.path, child, depth + 1)
 
-    _say_missing(repo)
     for name, directory in declared_packages(repo):
         if name:  # `""`/`where` roots name their packages as the `__init__.py` chain does
             names.setdefault(os.path.relpath(directory, repo), name)
             visit(directory, name, 1)
+    _say_missing(repo, _held_at_root(repo, names))
     return names
+
+
+def root_packages(repo: str) -> tuple[str, ...]:
+    """The packages whose layout the checkout's root directory holds, so that `<name>.x.y` may
+    be its own `x/y.py` (`import_paths` tries the root so, after the directories declared):
+
+    - the root's own name, where it has no `__init__.py` (a checkout in `executorch/`: its
+      parent imports it as a namespace package);
+    - a package whose every mapping the packaging declares names the root's directory of the
+      same path: ExecuTorch's `src/executorch/backends -> ../../backends` links (only some
+      directories are linked: `examples/qualcomm` was not at 6cca6e63, and its scripts import
+      `executorch.examples.qualcomm.utils`, run with the checkout's parent on `PYTHONPATH`), or
+      its `setup.py` of 2024-25, `package_dir={"executorch/backends": "backends", ...}`.
+      One mapping elsewhere (`pkg.fx` -> `py/pkg/fx`), or a directory of the package's own
+      at the root, and the root is not the package: its directories are not the package's by
+      their paths.
+
+    Without this, a checkout in a directory of another name (`executorch-old/`) resolved what
+    its links or `package_dir` leave out to the installed package (site-packages), another
+    version's code, instead of its own."""
+    return _root_packages(repo)
+
+
+@lru_cache(maxsize=256)
+def _root_packages(repo: str) -> tuple[str, ...]:
+    return _held_at_root(repo, _aliases(repo))
+
+
+def _held_at_root(repo: str, names: dict[str, str]) -> tuple[str, ...]:
+    """`root_packages` of `repo`, whose directories `names` (`_aliases`) are installed as."""
+    found: dict[str, bool] = {}
+    for rel, dotted in names.items():
+        top, dot, below = dotted.partition(".")
+        if dot:  # a subpackage's directory; the package's own (`src/executorch`) says nothing
+            found[top] = found.get(top, True) and rel == below.replace(".", os.sep)
+    name = os.path.basename(repo)
+    own = (name,) if name.isidentifier() and not os.path.isfile(os.path.join(repo, "__init__.py")) else ()
+    # A root holding the package's own directory (`pkg/` beside `data/`, mapped as `pkg.data`)
+    # is not that package: `pkg.x` is `pkg/x`, not the root's `x`.
+    mirrored = (top for top, same in found.items() if same and not _holds_top(repo, top))
+    return tuple(dict.fromkeys([*own, *mirrored]))
+
+
+def _holds_top(repo: str, top: str) -> bool:
+    base = os.path.join(repo, top)
+    return os.path.isdir(base) or os.path.isfile(base + ".py")
 
 
 def _within(repo: str, target: str) -> str | None:
@@ -189,17 +235,31 @@ def _within(repo: str, target: str) -> str | None:
     return path if os.path.commonpath([repo, path]) == repo else None
 
 
-def _say_missing(repo: str) -> None:
+def _say_missing(repo: str, at_root: tuple[str, ...]) -> None:
     """Once per process and repository (`_aliases` is cached; a parallel run asks before it
-    forks, `warn_missing`): the findings of such a checkout differ from a full one's."""
+    forks, `warn_missing`): the findings of such a checkout differ from a full one's. Its
+    imports of the package still resolve to its own files where the root holds the package's
+    layout (`at_root`: a copy of ExecuTorch made without its links, in `executorch/`)."""
     for name, written in missing_package_dirs(repo):
         what = f"package `{name}`" if name else "the import root"
+        if not name:
+            imports = ""
+        elif name.partition(".")[0] in at_root:
+            imports = f" (imports of `{name}.*` resolve to the checkout's own directories: {_why(repo, name)})"
+        else:
+            imports = f" (imports of `{name}.*` may not resolve)"
         print(
             f"qlint: warning: {os.path.join(repo, 'pyproject.toml')} maps {what} to {written!r}, which is not"
-            f" in the checkout: its modules are named by their directories alone"
-            f"{f' (imports of `{name}.*` may not resolve)' if name else ''}",
+            f" in the checkout: its modules are named by their directories alone{imports}",
             file=sys.stderr,
         )
+
+
+def _why(repo: str, name: str) -> str:
+    top = name.partition(".")[0]
+    if os.path.basename(repo) == top:
+        return f"its directory is named `{top}`"
+    return f"the packaging maps `{top}`'s subpackages onto the directories of the same paths"
 
 
 def warn_missing(paths) -> None:
@@ -216,6 +276,7 @@ __all__ = [
     "mapped_module_name",
     "missing_package_dirs",
     "project_root",
+    "root_packages",
     "use_store",
     "warn_missing",
 ]
