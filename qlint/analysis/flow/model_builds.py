@@ -33,6 +33,7 @@ from qlint.analysis.flow.model_values import (
     CONSTRUCTED,
     CONTAINER,
     FACTORY,
+    PARAM,
     PRETRAINED,
     UNKNOWN,
     UNKNOWN_MODE,
@@ -81,6 +82,23 @@ class Builds:
         finally:
             walk.stmt_stack.pop()
         return merge_values(objs, env, walk.func)
+
+    def fixture(self, fixtures, arg: ast.arg, env: Env) -> Obj | None:
+        """A test's (or fixture's) parameter is what the pytest fixture of its name returns
+        (`test_fixtures`), read as a call of it without arguments, at the parameter."""
+        found = fixtures.lookup(arg.arg)
+        if found is None:
+            return None
+        owner, func = found
+        flow = owner.function(func, None)
+        if flow is None or any(o.kind == PARAM for obj in flow.param_objs.values() for o in obj.origins):
+            return None  # in progress (a cycle), or what it returns may hang on a parameter we cannot bind
+        call = ast.Call(ast.Name(func.name, ast.Load()), [], [])
+        ast.copy_location(call, arg)
+        call.end_lineno, call.end_col_offset = arg.end_lineno, arg.end_col_offset
+        call.func = ast.copy_location(call.func, arg)
+        call.func.end_lineno, call.func.end_col_offset = arg.end_lineno, arg.end_col_offset
+        return self.sem.apply(call, flow, 0, None, [], {}, env)
 
     def construction(self, node: ast.Call, name: str | None) -> Built | None:
         """The construction `node` is, resolving its class first; None for any other call."""
