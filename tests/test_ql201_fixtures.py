@@ -146,6 +146,15 @@ def test_fixtures_whose_value_is_not_fresh_or_not_returned_are_not_followed(tmp_
         assert CALLER_LEFT in found[_row(src, "prepare_pt2e(export(")], fixture
 
 
+def test_a_test_under_another_decorator_than_a_mark_is_not_read(tmp_path):
+    # `mock.patch` hands the test an argument of its own; a mark (`skipif`) hands none.
+    patched = HEAD + EVALED + "\n\n@mock.patch('os.getcwd')" + PTQ.replace("(model, q, x)", "(model, q, x, getcwd)")
+    src = "from unittest import mock\n" + patched
+    assert CALLER_LEFT in messages(tmp_path, {"tests/test_q.py": src})[_row(src, "prepare_pt2e(export(")]
+    marked = HEAD + EVALED + "\n\n@pytest.mark.skipif(False, reason='')" + PTQ
+    assert messages(tmp_path, {"tests/test_q.py": marked}) == {}
+
+
 def test_a_name_the_module_binds_otherwise_hides_the_conftest(tmp_path):
     conftest = CONFTEST
     test = HEAD + "from tests.shared import model  # noqa: F401\n" + PTQ

@@ -30,6 +30,7 @@ from qlint.analysis.names.resolver import Resolver
 
 _FIXTURE = frozenset({"pytest.fixture", "_pytest.fixtures.fixture"})
 _PARAMETRIZE = frozenset({"pytest.mark.parametrize", "_pytest.mark.parametrize"})
+_MARKS = ("pytest.mark.", "_pytest.mark.")
 _CONFTEST = "conftest.py"
 # A fixture renamed by its decorator (`@pytest.fixture(name="model")`): read from the text, so
 # that no function body of the module needs reading to know no other name is renamed.
@@ -42,9 +43,8 @@ class Fixtures:
     """The fixtures visible to one test or fixture function (`site`); `owner` is the
     `ModelFlow` of its module."""
 
-    def __init__(self, owner, func: ast.AST, own: ast.AST | None, class_scope=None):
+    def __init__(self, owner, own: ast.AST | None, class_scope=None):
         self.owner = owner
-        self.func = func
         self.own = own  # the fixture being walked: its own name is the next definition's, not followed
         self.class_scope = class_scope
         self.test_module = _test_module(owner.scope.path)
@@ -94,9 +94,9 @@ def site(owner, func: ast.AST, class_scope, resolver: Resolver) -> Fixtures | No
         test = func.name.startswith("test") and _test_module(scope.path)
         if not (test or func.decorator_list) or scope.functions.get(func.name) is not func:
             return None
-        if func.decorator_list and _fixture(func, resolver):
-            return Fixtures(owner, func, func)
-        return Fixtures(owner, func, None) if test else None
+        if len(func.decorator_list) == 1 and _fixture(func, resolver):
+            return Fixtures(owner, func)
+        return Fixtures(owner, None) if test and _marks_only(func, resolver) else None
     cls = class_scope.node
     if (
         not func.name.startswith("test")
@@ -107,9 +107,10 @@ def site(owner, func: ast.AST, class_scope, resolver: Resolver) -> Fixtures | No
         or cls.keywords
         or "__init__" in class_scope.methods
         or not _test_module(scope.path)
+        or not _marks_only(func, resolver)
     ):
         return None
-    return Fixtures(owner, func, None, class_scope)
+    return Fixtures(owner, None, class_scope)
 
 
 def parametrized_names(func: ast.AST, resolver: Resolver) -> set[str] | None:
@@ -128,6 +129,17 @@ def parametrized_names(func: ast.AST, resolver: Resolver) -> set[str] | None:
         else:
             return None
     return names
+
+
+def _marks_only(func: ast.AST, resolver: Resolver) -> bool:
+    """The test's decorators are pytest marks only: another (`mock.patch`) may hand it
+    arguments of its own, or wrap it in anything."""
+    for deco in func.decorator_list:
+        target = deco.func if isinstance(deco, ast.Call) else deco
+        name = resolver.qualname(target) or ""
+        if not name.startswith(_MARKS):
+            return False
+    return True
 
 
 def _fixture(func: ast.AST, resolver: Resolver) -> bool:
@@ -190,11 +202,11 @@ def _in_module(owner, scope, name: str):
 
 
 def _renames(owner, path: str) -> bool:
-    memo = owner.memo.__dict__.setdefault("fixture_renames", {})
-    found = memo.get(path)
+    memo = owner.memo.fixtures
+    found = memo.get(("renames", path))
     if found is None:
         text = owner.project.text(path) or ""
-        found = memo[path] = "fixture" in text and bool(_RENAMED.search(text))
+        found = memo["renames", path] = "fixture" in text and bool(_RENAMED.search(text))
     return found
 
 
@@ -203,11 +215,11 @@ def _conftests(owner, path: str) -> list[str]:
     for, there or not, is a dependency of the check (recorded at each lookup: the body analysed
     then depends on it)."""
     project = owner.project
-    memo = owner.memo.__dict__.setdefault("conftests", {})
+    memo = owner.memo.fixtures
     directory = os.path.dirname(os.path.abspath(path))
-    looked = memo.get(directory)
+    looked = memo.get(("conftests", directory))
     if looked is None:
-        looked = memo[directory] = _looked_for(project, directory)
+        looked = memo["conftests", directory] = _looked_for(project, directory)
     for candidate, digest in looked:
         project.record_read(owner.scope.path, candidate, digest)
     return [candidate for candidate, digest in looked if digest]
