@@ -79,6 +79,8 @@ def test_fixture_of_a_parent_conftest(tmp_path):
     files = {"tests/conftest.py": conftest, "tests/quant/test_q.py": test}
     found = messages(tmp_path, files, "tests/quant/test_q.py")
     assert list(found) == [_row(test, "prepare_qat_pt2e(export(")]
+    where = f"(as fixture `model` of ../conftest.py returns it for the parameter at line {_row(test, 'def test_qat')})"
+    assert f"in eval mode {where}" in found[_row(test, "prepare_qat_pt2e(export(")]
     # The nearer conftest wins, and the test module's own fixture over both.
     near = conftest.replace(".eval()", "")
     found = messages(tmp_path, {**files, "tests/quant/conftest.py": near}, "tests/quant/test_q.py")
@@ -201,5 +203,7 @@ def test_a_conftest_created_or_edited_after_a_cached_run_is_read(tmp_path):
     assert found() == (0, [])  # a Linear alone: nothing mode-dependent
     old_file(tmp_path / "conftest.py", conftest.replace("nn.Linear(3, 3)", "nn.BatchNorm1d(3)"))
     cached, (message,) = found()
-    # Built in another file: the line named is the parameter's, where the fixture's value enters.
-    assert cached == 0 and f"in train mode (built at line {_row(HEAD + PTQ, 'def test_ptq')}," in message
+    # Built in another file: named by the fixture, at the parameter where its value enters.
+    row = _row(HEAD + PTQ, "def test_ptq")
+    where = f"as fixture `model` of ../conftest.py returns it for the parameter at line {row}"
+    assert cached == 0 and f"in train mode ({where}, and modules start in train mode)" in message

@@ -48,6 +48,7 @@ from qlint.analysis.flow.model_values import (
 from qlint.analysis.flow.part_modes import taken_part
 from qlint.analysis.flow.stored_fields import passed_for
 from qlint.analysis.flow.stored_graphs import kept_graph
+from qlint.analysis.flow.test_fixtures import fixture_call
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import own_init, parameter_args, unique_value
 from qlint.analysis.node_memo import kept_on_node
@@ -93,12 +94,7 @@ class Builds:
         flow = owner.function(func, None)
         if flow is None or any(o.kind == PARAM for obj in flow.param_objs.values() for o in obj.origins):
             return None  # in progress (a cycle), or what it returns may hang on a parameter we cannot bind
-        call = ast.Call(ast.Name(func.name, ast.Load()), [], [])
-        ast.copy_location(call, arg)
-        call.end_lineno, call.end_col_offset = arg.end_lineno, arg.end_col_offset
-        call.func = ast.copy_location(call.func, arg)
-        call.func.end_lineno, call.func.end_col_offset = arg.end_lineno, arg.end_col_offset
-        return self.sem.apply(call, flow, 0, None, [], {}, env)
+        return self.sem.apply(fixture_call(func, owner.scope.path, arg), flow, 0, None, [], {}, env)
 
     def construction(self, node: ast.Call, name: str | None) -> Built | None:
         """The construction `node` is, resolving its class first; None for any other call."""

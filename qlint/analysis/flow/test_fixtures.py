@@ -257,4 +257,20 @@ def _test_module(path: str) -> bool:
     return base.endswith(".py") and (base.startswith("test_") or base.endswith("_test.py"))
 
 
-__all__ = ["Fixtures", "parametrized_names", "site"]
+def fixture_call(func: ast.FunctionDef, path: str, arg: ast.arg) -> ast.Call:
+    """The call of fixture `func` (of the module at `path`) a test's parameter `arg` stands for,
+    placed on the parameter: a mode the fixture sets in another file is named there."""
+    call = ast.Call(ast.Name(func.name, ast.Load()), [], [])
+    for node in (call, call.func):
+        ast.copy_location(node, arg)
+        node.end_lineno, node.end_col_offset = arg.end_lineno, arg.end_col_offset
+    call.qlint_fixture = (func.name, path)
+    return call
+
+
+def fixture_of(node: ast.AST | None) -> tuple[str, str] | None:
+    """(name, path) of the fixture whose call `node` is (`fixture_call`), else None."""
+    return getattr(node, "qlint_fixture", None)
+
+
+__all__ = ["Fixtures", "fixture_call", "fixture_of", "parametrized_names", "site"]
