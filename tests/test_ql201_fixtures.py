@@ -79,7 +79,7 @@ def test_fixture_of_a_parent_conftest(tmp_path):
     files = {"tests/conftest.py": conftest, "tests/quant/test_q.py": test}
     found = messages(tmp_path, files, "tests/quant/test_q.py")
     assert list(found) == [_row(test, "prepare_qat_pt2e(export(")]
-    where = f"(as fixture `model` of ../conftest.py returns it for the parameter at line {_row(test, 'def test_qat')})"
+    where = f"(returned by fixture `model` of ../conftest.py for the parameter at line {_row(test, 'def test_qat')})"
     assert f"in eval mode {where}" in found[_row(test, "prepare_qat_pt2e(export(")]
     # The nearer conftest wins, and the test module's own fixture over both.
     near = conftest.replace(".eval()", "")
@@ -205,5 +205,5 @@ def test_a_conftest_created_or_edited_after_a_cached_run_is_read(tmp_path):
     cached, (message,) = found()
     # Built in another file: named by the fixture, at the parameter where its value enters.
     row = _row(HEAD + PTQ, "def test_ptq")
-    where = f"as fixture `model` of ../conftest.py returns it for the parameter at line {row}"
+    where = f"returned by fixture `model` of ../conftest.py for the parameter at line {row}"
     assert cached == 0 and f"in train mode ({where}, and modules start in train mode)" in message

@@ -207,7 +207,7 @@ def _describe(ctx: FileContext, fact: ModeFact) -> Reason | None:
     # Set in a conftest's fixture: named by the fixture, at the parameter it fills here.
     name, path = fixture
     where = os.path.relpath(path, os.path.dirname(os.path.abspath(ctx.path)))
-    text = f"as fixture `{name}` of {where} returns it for the parameter at line {reason.row}"
+    text = f"returned by fixture `{name}` of {where} for the parameter at line {reason.row}"
     if reason.kind == "constructed":
         text += ", and modules start in train mode"
     return replace(reason, text=text)
