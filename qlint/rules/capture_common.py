@@ -7,6 +7,7 @@ they look at (PTQ or QAT) and which mode is wrong.
 from __future__ import annotations
 
 import ast
+import os
 from collections.abc import Iterator
 
 from qlint.analysis.flow.call_sites import calls_all_known, calls_read_here
@@ -31,12 +32,13 @@ from qlint.analysis.flow.model_flow import (
     module_flows,
 )
 from qlint.analysis.flow.part_modes import described
+from qlint.analysis.flow.test_fixtures import fixture_of
 from qlint.analysis.flow.unread_uses import unread_use
 from qlint.diagnostic import Applicability, Edit, Fix, Range, RelatedInfo
 from qlint.evidence.capture import CaptureEvidence, SinkPoint, SourcePoint
 from qlint.rules.base import FileContext
 from qlint.source import line_ending
-from qlint.value_classes import value_class
+from qlint.value_classes import replace, value_class
 
 _NO_MODE_CHANGE = frozenset(
     {
@@ -198,6 +200,20 @@ def listed(reasons: list[Reason], limit: int = 3) -> str:
 
 
 def _describe(ctx: FileContext, fact: ModeFact) -> Reason | None:
+    reason = _described(ctx, fact)
+    fixture = fixture_of(fact.node)
+    if reason is None or fixture is None or fact.state not in ("train", "eval"):
+        return reason
+    # Set in a conftest's fixture: named by the fixture, at the parameter it fills here.
+    name, path = fixture
+    where = os.path.relpath(path, os.path.dirname(os.path.abspath(ctx.path)))
+    text = f"returned by fixture `{name}` of {where} for the parameter at line {reason.row}"
+    if reason.kind == "constructed":
+        text += ", and modules start in train mode"
+    return replace(reason, text=text)
+
+
+def _described(ctx: FileContext, fact: ModeFact) -> Reason | None:
     origin, node = fact.origin, fact.node
     row = getattr(node, "lineno", 0)
     part = described(fact, ctx.source_of)  # `m.encoder.train()` after `m.eval()` (`part_modes`)

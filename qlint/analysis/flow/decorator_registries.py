@@ -36,8 +36,8 @@ import ast
 import os
 
 from qlint.analysis.flow.class_methods import method_of
-from qlint.analysis.flow.mode_neutral import mode_neutral
 from qlint.analysis.flow.model_values import CONSTRUCTED, PARAM, Env, ModeFact, Obj, Origin, join
+from qlint.analysis.flow.pass_through import transparent
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.node_memo import kept_on_node
 from qlint.value_classes import replace, value_class
@@ -162,7 +162,7 @@ def dispatch(sem, node: ast.Call, attr: str, receiver: Obj, args, kwargs, env: E
             found = method_of(cls, attr, fowner.scope)
             if found is None or not isinstance(found[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
-            if found[0].decorator_list and not mode_neutral(fowner, found[0].decorator_list):
+            if found[0].decorator_list and not transparent(fowner, found[0].decorator_list):
                 continue  # wrapped in something that may do anything with the model
             selection = _selection(origins, keys, module, registry, decorators, cls)
             callee = fowner.function(found[0], found[1])

@@ -6,7 +6,8 @@ model (`quantizer.prepare(m)`); the method captures it. The receiver is known on
 every origin is one construction of a top-level class of this module (or of the module whose
 callers `project_callers` reads), whose method resolves along its module's bases
 (`class_methods.method_of`); a decorated method (static, class, a property, anything
-wrapped) is not followed, unless its decorators only switch autograd (`mode_neutral`).
+wrapped) is not followed, unless its decorators only switch autograd (`mode_neutral`) or are
+the project's pass-throughs of arguments and result (`pass_through`).
 Whether every call of such a method is known is the verdicts' business (`confined_instances`).
 """
 
@@ -17,8 +18,8 @@ import os
 
 from qlint.analysis.flow.inherited_methods import inherited_method
 from qlint.analysis.flow.method_words import names_a_step
-from qlint.analysis.flow.mode_neutral import mode_neutral
 from qlint.analysis.flow.model_values import CONSTRUCTED, FunctionFlow, Obj
+from qlint.analysis.flow.pass_through import transparent
 
 
 def method_summary(sem, attr: str, receiver: Obj) -> tuple[FunctionFlow, int] | None:
@@ -50,7 +51,7 @@ def method_summary(sem, attr: str, receiver: Obj) -> tuple[FunctionFlow, int] | 
     if found is None or not isinstance(found[1], (ast.FunctionDef, ast.AsyncFunctionDef)):
         return None
     owner, method, holder = found
-    if method.decorator_list and not mode_neutral(owner, method.decorator_list):
+    if method.decorator_list and not transparent(owner, method.decorator_list):
         return None
     if owner is not sem.owner and not names_a_step(owner, method) and not sem.owner.classes.followed(cls.scope.path):
         return None  # names no step (`method_words`), and is not of the module whose callers are read

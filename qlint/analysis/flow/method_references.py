@@ -26,7 +26,7 @@ from qlint.analysis.context import FileContext
 from qlint.analysis.flow import subclass_self_calls as self_calls
 from qlint.analysis.flow.built_classes import may_run
 from qlint.analysis.flow.constructor_relays import mode_free_relay
-from qlint.analysis.flow.mode_neutral import mode_neutral
+from qlint.analysis.flow.pass_through import transparent
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import ClassScope, unique_value
@@ -45,10 +45,11 @@ _ABSENT = "absent"
 def owner_class(ctx: FileContext, func: ast.AST) -> ClassScope | None:
     """The top-level class of the checked module whose undecorated method `func` is (a
     static, class or wrapped method is called in ways the flow does not read; one under
-    `torch.no_grad()` and its kin is called as written, `mode_neutral`)."""
+    `torch.no_grad()` and its kin, or a project decorator that hands it its callers' arguments
+    unchanged, is called as written: `pass_through`)."""
     if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return None
-    if func.decorator_list and not mode_neutral(ctx, func.decorator_list):
+    if func.decorator_list and not transparent(ctx, func.decorator_list):
         return None
     return next((c for c in ctx.scope.classes.values() if c.methods.get(func.name) is func), None)
 

@@ -33,6 +33,7 @@ from qlint.analysis.flow.model_values import (
     CONSTRUCTED,
     CONTAINER,
     FACTORY,
+    PARAM,
     PRETRAINED,
     UNKNOWN,
     UNKNOWN_MODE,
@@ -47,6 +48,7 @@ from qlint.analysis.flow.model_values import (
 from qlint.analysis.flow.part_modes import taken_part
 from qlint.analysis.flow.stored_fields import passed_for
 from qlint.analysis.flow.stored_graphs import kept_graph
+from qlint.analysis.flow.test_fixtures import fixture_call
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import own_init, parameter_args, unique_value
 from qlint.analysis.node_memo import kept_on_node
@@ -81,6 +83,18 @@ class Builds:
         finally:
             walk.stmt_stack.pop()
         return merge_values(objs, env, walk.func)
+
+    def fixture(self, fixtures, arg: ast.arg, env: Env) -> Obj | None:
+        """A test's (or fixture's) parameter is what the pytest fixture of its name returns
+        (`test_fixtures`), read as a call of it without arguments, at the parameter."""
+        found = fixtures.lookup(arg.arg)
+        if found is None:
+            return None
+        owner, func = found
+        flow = owner.function(func, None)
+        if flow is None or any(o.kind == PARAM for obj in flow.param_objs.values() for o in obj.origins):
+            return None  # in progress (a cycle), or what it returns may hang on a parameter we cannot bind
+        return self.sem.apply(fixture_call(func, owner.scope.path, arg), flow, 0, None, [], {}, env)
 
     def construction(self, node: ast.Call, name: str | None) -> Built | None:
         """The construction `node` is, resolving its class first; None for any other call."""

@@ -134,6 +134,9 @@ class _Memo:
     # The path of a module whose functions are summarised even under a library's name: the
     # helper whose callers this analysis reads (`project_callers`).
     follow: str | None = None
+    # What `test_fixtures` looked up once per check: the conftests above a directory, and
+    # whether a module renames a fixture.
+    fixtures: dict = field(default_factory=dict)
 
 
 class ModelFlow:

@@ -10,7 +10,14 @@ from __future__ import annotations
 import ast
 import itertools
 
-from qlint.analysis.flow import built_items, comprehension_loops, indexed_items, left_graphs, product_items
+from qlint.analysis.flow import (
+    built_items,
+    comprehension_loops,
+    indexed_items,
+    left_graphs,
+    product_items,
+    test_fixtures,
+)
 from qlint.analysis.flow import decorator_registries as registries
 from qlint.analysis.flow.built_parts import built_part
 from qlint.analysis.flow.dead_branches import ConstantFlags, condition_of
@@ -118,8 +125,13 @@ class Interpreter:
 
     def run(self) -> FunctionFlow:
         env = Env(unread={} if self.class_scope is not None else None)
+        builds = self.calls.builds
+        fixtures = test_fixtures.site(self.owner, self.func, self.class_scope, self.resolver)
+        shadowed = test_fixtures.parametrized_names(self.func, self.resolver) if fixtures is not None else None
         for index, arg in enumerate(parameter_args(self.func, star=False)):
-            obj = self.calls.builds.parametrized(arg.arg, env) if getattr(self.func, "decorator_list", None) else None
+            obj = builds.parametrized(arg.arg, env) if getattr(self.func, "decorator_list", None) else None
+            if obj is None and shadowed is not None and arg.arg not in shadowed and (index or not self.class_scope):
+                obj = builds.fixture(fixtures, arg, env)  # pytest's fixture of that name
             if obj is None:
                 obj = new_value(env, self.func, arg.arg, Origin(PARAM, self.func, index, arg.arg))
             env.vars[arg.arg] = self.flow.param_objs[arg.arg] = obj

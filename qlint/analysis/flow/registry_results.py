@@ -30,8 +30,8 @@ import os
 from qlint.analysis.context import FileContext
 from qlint.analysis.flow.decorator_registries import REGISTRY_RESULT, decorators_of, registered_classes
 from qlint.analysis.flow.inherited_methods import inherited_method
-from qlint.analysis.flow.mode_neutral import mode_neutral
 from qlint.analysis.flow.model_values import PARAM, ModeFact
+from qlint.analysis.flow.pass_through import transparent
 from qlint.analysis.flow.project_search import tree_at
 from qlint.analysis.flow.registry_closure import decorator_users, named_outside, spells_word
 from qlint.analysis.flow.registry_registrations import ends_with_name, registers_own_classes_only
@@ -70,7 +70,7 @@ def _returns_first(ctx: FileContext, flow, module: str, registry: str, attr: str
     if method is None or not isinstance(method[1], ast.FunctionDef):
         return False
     mowner, func, holder = method
-    if not mode_neutral(mowner, func.decorator_list):
+    if not transparent(mowner, func.decorator_list):
         return False
     summary = mowner.function(func, holder)
     if summary is None or len(summary.params) < 2 or not summary.returns:

@@ -1,0 +1,259 @@
+"""Project decorators that hand the decorated function its callers' arguments unchanged (issue
+14): `def deco(fn): return fn`, and a wrapper that calls `fn(*args, **kwargs)` as it was
+called (`functools.wraps` wrappers that log or time the call, ultralytics' `@try_export`).
+
+A method under such a decorator is its callers' method as much as an undecorated one: what a
+call passes reaches its parameters, and the call returns what the body returns (the wrapper
+calls `fn` once, returns its result and reads it for nothing but `isinstance`; `fn.__name__`
+may be read for a log line). Anything else is no pass-through: a decorator factory
+(`@deco(...)`), one of a library, one that changes, adds or drops arguments, calls `fn`
+otherwise or twice, catches and returns something else, or may end without returning.
+Together with the gradient switches (`mode_neutral`), these are the decorators under which a
+method is read as written.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from qlint.analysis.flow.mode_neutral import mode_neutral
+from qlint.analysis.names.resolver import Resolver
+from qlint.analysis.node_memo import kept_on_node
+
+_WRAPS = frozenset({"functools.wraps"})
+_PASSES = "passes"
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def transparent(owner, decorators: list[ast.expr]) -> bool:
+    """Every decorator is a gradient switch (`mode_neutral`) or a project pass-through. `owner`
+    has the module's `scope`, `project` and `optable` (a `FileContext` or a `ModelFlow`)."""
+    resolver = None
+    for deco in decorators:
+        if mode_neutral(owner, [deco]):
+            continue
+        resolver = resolver or Resolver(owner.scope, owner.project, owner.optable)
+        found = _decorator_def(owner, deco, resolver)
+        if found is None:
+            return False
+        scope, func = found
+        verdict = kept_on_node(func, "_qlint_pass_through", lambda f, s=scope: _verdict(f, _resolver(owner, s)))
+        if verdict != _PASSES:
+            return False
+    return True
+
+
+def _resolver(owner, scope) -> Resolver:
+    return Resolver(scope, owner.project, owner.optable)
+
+
+def _decorator_def(owner, deco: ast.expr, resolver: Resolver):
+    """(its module's scope, the def) of the project function a plain decorator names."""
+    scope = owner.scope
+    if isinstance(deco, ast.Name) and deco.id in scope.functions and deco.id not in scope.imports:
+        if deco.id in scope.assigns:
+            return None
+        return scope, scope.functions[deco.id]
+    name = resolver.qualname(deco)
+    if not name or "." not in name:
+        return None
+    module, _, attr = name.rpartition(".")
+    other = owner.project.module_scope(module, scope.path)
+    if other is None or attr not in other.functions or attr in other.imports or attr in other.assigns:
+        return None
+    return other, other.functions[attr]
+
+
+def _verdict(deco: ast.AST, resolver: Resolver) -> str:
+    """`_PASSES` for a pass-through of arguments and result, else "no" (kept on the node)."""
+    if not isinstance(deco, ast.FunctionDef) or deco.decorator_list:
+        return "no"
+    args = deco.args
+    if args.posonlyargs or args.kwonlyargs or args.vararg or args.kwarg or len(args.args) != 1 or args.defaults:
+        return "no"
+    fn = args.args[0].arg
+    wrappers = [s for s in deco.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    last = deco.body[-1]
+    if not isinstance(last, ast.Return) or not isinstance(last.value, ast.Name):
+        return "no"
+    for stmt in deco.body[:-1]:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        if not isinstance(stmt, (ast.Expr, ast.Assign, ast.AnnAssign)) or _rebinds(stmt, {fn}, deep=True):
+            return "no"  # a branch, a loop, a `return` or a class; or `fn` rebound, changed
+    names = {w.name for w in wrappers}
+    if len(wrappers) > 1 or _rebinds_any(deco, names | {fn}, wrappers):
+        return "no"
+    if last.value.id == fn:
+        return _PASSES  # `return fn`: the function itself
+    if not wrappers or last.value.id != wrappers[0].name:
+        return "no"
+    return _wrapper(wrappers[0], fn, resolver)
+
+
+def _wrapper(wrapper: ast.FunctionDef, fn: str, resolver: Resolver) -> str:
+    args = wrapper.args
+    if not isinstance(wrapper, ast.FunctionDef) or args.posonlyargs or args.args or args.kwonlyargs:
+        return "no"
+    if args.vararg is None or args.kwarg is None:
+        return "no"
+    for deco in wrapper.decorator_list:
+        if not (
+            isinstance(deco, ast.Call)
+            and resolver.qualname(deco.func) in _WRAPS
+            and len(deco.args) == 1
+            and not deco.keywords
+            and isinstance(deco.args[0], ast.Name)
+            and deco.args[0].id == fn
+        ):
+            return "no"
+    star, kw = args.vararg.arg, args.kwarg.arg
+    calls: list[ast.Call] = []
+    allowed: set[int] = set()  # the loads of `fn`, `star` and `kw` in the exact calls
+    for node in _walk(wrapper.body):
+        if isinstance(node, ast.Call) and _exact(node, fn, star, kw):
+            calls.append(node)
+            allowed.update((id(node.func), id(node.args[0].value), id(node.keywords[0].value)))
+    if not calls:
+        return "no"
+    # The `fn` of `fn.method(...)`: a call through it, not a read of a name for a log line.
+    called = {
+        id(n.func.value)
+        for stmt in wrapper.body
+        for n in ast.walk(stmt)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+    }
+    for node in (n for stmt in wrapper.body for n in ast.walk(stmt)):  # nested bodies too
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == fn
+            and isinstance(node.ctx, ast.Load)
+            and id(node.value) not in called
+        ):
+            allowed.add(id(node.value))  # `fn.__name__` read for a log line
+    for node in (n for stmt in wrapper.body for n in ast.walk(stmt)):
+        if isinstance(node, ast.Name) and node.id in (fn, star, kw) and id(node) not in allowed:
+            return "no"  # handed elsewhere, changed (`kwargs.pop`), or rebound
+        if isinstance(node, (ast.Global, ast.Nonlocal)) and {fn, star, kw} & set(node.names):
+            return "no"
+    return _PASSES if _returns_result(wrapper, calls) else "no"
+
+
+def _exact(call: ast.Call, fn: str, star: str, kw: str) -> bool:
+    """`fn(*star, **kw)` and nothing more."""
+    return (
+        isinstance(call.func, ast.Name)
+        and call.func.id == fn
+        and len(call.args) == 1
+        and isinstance(call.args[0], ast.Starred)
+        and isinstance(call.args[0].value, ast.Name)
+        and call.args[0].value.id == star
+        and len(call.keywords) == 1
+        and call.keywords[0].arg is None
+        and isinstance(call.keywords[0].value, ast.Name)
+        and call.keywords[0].value.id == kw
+    )
+
+
+def _returns_result(wrapper: ast.FunctionDef, calls: list[ast.Call]) -> bool:
+    """Every `return` gives back the call's result (the call, or a name bound to nothing else,
+    read only by `isinstance`), no path falls off the end, and `fn` is called once per run."""
+    if len(calls) != 1:
+        return False
+    call = calls[0]
+    held = None
+    returns = []
+    for node in _walk(wrapper.body):
+        if isinstance(node, ast.Assign) and node.value is call:
+            if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
+                return False
+            held = node.targets[0].id
+        elif isinstance(node, ast.Return):
+            returns.append(node)
+    if not returns or not _ends(wrapper.body):
+        return False
+    for ret in returns:
+        value = ret.value
+        if value is call or (held is not None and isinstance(value, ast.Name) and value.id == held):
+            continue
+        return False
+    if held is None:
+        return True
+    reads = {id(r.value) for r in returns}
+    for node in _walk(wrapper.body):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "isinstance"
+            and len(node.args) == 2
+            and not node.keywords
+            and isinstance(node.args[0], ast.Name)
+        ):
+            reads.add(id(node.args[0]))
+    bound = 0
+    for node in (n for stmt in wrapper.body for n in ast.walk(stmt)):
+        if isinstance(node, ast.Name) and node.id == held:
+            if isinstance(node.ctx, ast.Store):
+                bound += 1
+            elif id(node) not in reads:
+                return False  # handed to something that may change or replace it
+    return bound == 1
+
+
+def _ends(body: list[ast.stmt]) -> bool:
+    """Every path through `body` ends in a `return` or a `raise`."""
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, (ast.Return, ast.Raise)):
+        return True
+    if isinstance(last, ast.If):
+        return _ends(last.body) and _ends(last.orelse)
+    if isinstance(last, (ast.With, ast.AsyncWith)):
+        return _ends(last.body)
+    if isinstance(last, ast.Try):
+        if last.finalbody and _ends(last.finalbody):
+            return True
+        main = _ends(last.body) or (bool(last.orelse) and _ends(last.orelse))
+        return main and all(_ends(h.body) for h in last.handlers)
+    return False
+
+
+def _rebinds(stmt: ast.stmt, names: set[str], deep: bool) -> bool:
+    """`stmt` binds one of `names`, assigns into one, or holds a `return` (with `deep`)."""
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Name) and node.id in names and not isinstance(node.ctx, ast.Load):
+            return True
+        if isinstance(node, (ast.Attribute, ast.Subscript)) and not isinstance(node.ctx, ast.Load):
+            root = node.value
+            while isinstance(root, (ast.Attribute, ast.Subscript)):
+                root = root.value
+            if isinstance(root, ast.Name) and root.id in names:
+                return True
+        if deep and isinstance(node, (ast.Return, *_DEFS)):
+            return True
+    return False
+
+
+def _rebinds_any(deco: ast.FunctionDef, names: set[str], wrappers) -> bool:
+    """The decorator's body (outside the wrapper) binds `fn` or the wrapper's name again."""
+    for stmt in deco.body:
+        if stmt in wrappers:
+            continue
+        if _rebinds(stmt, names, deep=False):
+            return True
+    return False
+
+
+def _walk(body: list[ast.stmt]):
+    """The nodes of `body`, without entering nested functions, classes or lambdas."""
+    stack = list(reversed(body))
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, _DEFS):
+            stack.extend(reversed(list(ast.iter_child_nodes(node))))
+
+
+__all__ = ["transparent"]
