@@ -36,6 +36,8 @@ import sys
 import time
 import zlib
 from collections.abc import Iterator, MutableMapping
+from itertools import chain
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -78,6 +80,7 @@ _SHARDS = 64
 _UNTRUSTED = -1
 _UNSEEN = object()
 _FEW = 64  # fewer recorded stats than this are compared one by one
+_SIZE_MTIME = attrgetter("st_size", "st_mtime_ns")
 
 
 class Cache:
@@ -489,6 +492,19 @@ class Cache:
         """`_stat_now` of each of `paths` (the wrapper record's 3,800 on ExecuTorch), in one
         flat list as `tree_snapshot` compares them; None at the first that cannot be stat'ed."""
         stats, unlooked = self._stats, self._unlooked
+        if stats.keys().isdisjoint(paths):
+            # None stat'ed yet (the snapshot's check, the first thing a cached one-file check
+            # does): the paths are stat'ed and taken in by `map`, not one by one in the loop
+            # below, which cost ExecuTorch's 3,800 files ~10 M instructions beside their stats.
+            try:
+                now = list(map(_SIZE_MTIME, map(os.stat, paths)))
+            except OSError:
+                pass  # one cannot be stat'ed: the loop finds which, and records those before it
+            else:
+                seen = dict(zip(paths, now, strict=True))
+                stats.update(seen)
+                unlooked.update(seen)
+                return list(chain.from_iterable(now))
         out: list[int] = []
         add = out.extend
         for path in paths:

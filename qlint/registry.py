@@ -261,26 +261,54 @@ def _entry_points(group: str) -> list[metadata.EntryPoint]:
 
 def _may_declare(group: str) -> bool:
     """False only when no distribution in a sys.path directory declares the group, read from
-    their `entry_points.txt` as text. Most runs have no plugin, and `importlib.metadata`
+    their `entry_points.txt` as bytes. Most runs have no plugin, and `importlib.metadata`
     costs a tenth of a short run's start-up (it imports `email` and parses every package's
-    metadata). Anything on sys.path that is not a plain directory (a zip) gets the full scan."""
-    header = f"[{group}]"
+    metadata). Anything on sys.path that is not a plain directory (a zip) gets the full scan.
+    Names by `os.listdir` and files by `os.open`, not `os.scandir` and text-mode `open`: the
+    interpreter's site-packages holds hundreds of entries and most distributions have no
+    `entry_points.txt` (here 6.7 M -> 3.7 M instructions, a twentieth of a cached
+    `qlint check FILE` above Python's own start-up)."""
+    header = f"[{group}]".encode()
     for entry in sys.path:
+        directory = entry or "."
         try:
-            with os.scandir(entry or ".") as found:
-                names = [e.name for e in found if e.name.endswith((".dist-info", ".egg-info"))]
+            names = os.listdir(directory)
         except NotADirectoryError:
             return True
         except OSError:
             continue
         for name in names:
-            try:
-                with open(os.path.join(entry or ".", name, "entry_points.txt"), encoding="utf-8") as fh:
-                    if header in fh.read():
-                        return True
-            except (OSError, UnicodeDecodeError):
-                continue
+            if name.endswith((".dist-info", ".egg-info")) and _declares(
+                os.path.join(directory, name, "entry_points.txt"), header
+            ):
+                return True
     return False
+
+
+def _declares(path: str, header: bytes) -> bool:
+    """Whether the file at `path` holds `header` and is UTF-8 text, as a text-mode read finds
+    it (an ASCII header is the same bytes in UTF-8; a file that does not decode is passed
+    over); False when it cannot be read."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    chunks = []
+    try:
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if header not in data:
+        return False
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _origin_of(entry_point: metadata.EntryPoint) -> Origin:

@@ -23,15 +23,14 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
-import signal
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from qlint import lost_interrupts, run_record
-from qlint.analysis import held_interrupts
 from qlint.cache import Cache
+from qlint.process_exit import collector_back
 from qlint.results import FileResult, content_hash, display_path
 from qlint.settings import Settings
 from qlint.value_classes import field, replace, value_class
@@ -122,6 +121,8 @@ def run_check(
     run = RunResult(errors=found.errors, cached=len(results))
     if progress is not None:
         progress.advance(len(results))
+    if todo:
+        collector_back()  # files to check: their garbage is the collector's again (`process_exit`)
     jobs = _workers(todo, jobs)  # decided once: `_map` is given the count
     parallel = jobs > 1
     with (
@@ -191,6 +192,8 @@ def run_fix(
     from qlint.cross_file_fixes import apply_cross_file_fixes
     from qlint.fix_session import FixSession
 
+    if todo:
+        collector_back()
     session = FixSession(settings, unsafe)
     if progress is not None:
         progress.advance(len(reports))
@@ -473,6 +476,8 @@ def _init_worker(settings: Settings, parent_pid: int) -> None:
     _worker_settings = settings
     _parent_pid = parent_pid
     _die_with_parent()
+    from qlint.analysis import held_interrupts  # with `signal`: only where a run forks
+
     # Ctrl-C is the parent's to handle (exit 130, quietly); workers are stopped by it. One that
     # came while the worker was forked was held (`_submitted`): it is dropped now.
     held_interrupts.ignore_in_worker()
@@ -490,6 +495,7 @@ def _die_with_parent() -> None:
     if sys.platform != "linux":
         return
     import ctypes
+    import signal
 
     with contextlib.suppress(OSError, AttributeError):
         libc = ctypes.CDLL(None, use_errno=True)
@@ -762,6 +768,8 @@ def _submitted(pool: ProcessPoolExecutor, func: Callable[[str, Settings], Any], 
     """The chunks' futures. The first submit forks the workers: a Ctrl-C meanwhile is held until
     they are forked (a worker that got it before its initializer printed a traceback) and raised
     here, in the caller's `try` that stops them."""
+    from qlint.analysis import held_interrupts  # with `signal` (its enums: ~3 M instructions), for a pool only
+
     held = held_interrupts.hold()
     try:
         return [pool.submit(_run_chunk, func, chunk) for chunk in chunks]

@@ -49,6 +49,17 @@ def test_version_and_help(tmp_path):
     assert proc.returncode == 2 and "check" in proc.stderr
 
 
+def test_version_is_printed_without_building_the_parser(tmp_path):
+    """`qlint --version` (what editors and pre-commit hooks ask first) prints what argparse's
+    version action printed, without importing argparse and building every command's parser."""
+    code = (
+        "import sys; from qlint.cli import main\ncode = main(['--version'])\nprint(code, 'argparse' in sys.modules)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert done.stdout == f"qlint {__version__}\n0 False\n", done.stderr
+
+
 def test_clean_tree_exits_zero(tmp_path):
     (tmp_path / "ok.py").write_text("import torch\n\nx = torch.ops.aten.relu(torch.ones(1))\n")
     proc = qlint("check", cwd=tmp_path)  # default PATH is `.`

@@ -123,3 +123,60 @@ def test_a_profiled_run_still_writes_its_profile(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert out.stat().st_size > 0
+
+
+def test_the_command_line_collects_only_while_it_checks_files(tmp_path):
+    """`qlint check FILE` answered by the cache (pre-commit's, an editor's save): from `run` on,
+    the imports, settings and the cache's answers make no garbage the collector is for, and no
+    collection runs (at da9ea444 some did: ~2.5 M instructions on ao, ~3 M on ExecuTorch). A run with files to check
+    has the collector on while it checks them, as it always had."""
+    src, other = tmp_path / "m.py", tmp_path / "n.py"
+    src.write_text("import torch\nx = node.target == torch.ops.aten.add\n")
+    other.write_text("y = 1\n")
+    past = 1_600_000_000
+    for path in (src, other):
+        os.utime(path, (past, past))
+    code = (
+        "import atexit, gc, sys\n"
+        "collections = []\n"
+        "gc.callbacks.append(lambda phase, info: phase == 'start' and collections.append(info))\n"
+        "import qlint.cli as cli\n"
+        "from qlint import runner\n"
+        "enabled, real = [], runner._check_one\n"
+        "runner._check_one = lambda path, settings: enabled.append(gc.isenabled()) or real(path, settings)\n"
+        "atexit.register(lambda: print(len(collections), enabled, file=sys.stderr))\n"
+        "sys.argv = ['qlint', 'check', '--exit-zero', '--cache-dir', *sys.argv[1:]]\n"
+        "collections.clear()\n"
+        "cli.run()\n"
+    )
+    argv = [sys.executable, "-c", code, str(tmp_path / "cache"), str(src), str(other)]
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    first = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert "QL101" in first.stdout and first.stderr.split(" ", 1)[1].strip() == "[True, True]", first.stderr
+    again = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert "QL101" in again.stdout and again.stderr.strip() == "0 []", again.stderr
+    argv[-1:] = []  # one of them: `qlint check FILE`, answered from the same cache
+    one = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert "QL101" in one.stdout and one.stderr.strip() == "0 []", one.stderr
+
+
+def test_the_language_server_collects_as_usual(monkeypatch):
+    """`qlint server` starts through the command line, which turned the collector off for its
+    start-up: the server, a long-lived process, runs with it on."""
+    import gc
+    import types
+
+    from qlint import cli, process_exit
+
+    seen = []
+    server = types.SimpleNamespace(main=lambda: seen.append(gc.isenabled()))
+    monkeypatch.setattr(cli.importlib, "import_module", lambda name: server)
+    monkeypatch.setattr(process_exit, "_ending", False)
+    was = gc.isenabled()
+    try:
+        process_exit.ends_after_command()
+        assert not gc.isenabled()
+        assert cli.main(["server"]) == cli.EXIT_CLEAN
+    finally:
+        gc.enable() if was else gc.disable()
+    assert seen == [True]

@@ -376,6 +376,30 @@ def test_a_zip_on_sys_path_gets_the_full_scan(tmp_path, monkeypatch):
     assert not registry._may_declare("qlint.rules")
 
 
+def test_the_quick_scan_reads_entry_points_as_a_text_mode_read_would(tmp_path, monkeypatch):
+    """`_may_declare` reads each distribution's entry_points.txt as bytes: the header anywhere
+    (past the first read's 64 KB too) declares the group, a file that is not UTF-8 is passed
+    over as the text-mode read that raised UnicodeDecodeError did, and so is a directory in
+    its place or a distribution without the file."""
+    monkeypatch.setattr(sys, "path", [str(tmp_path)])
+    (tmp_path / "plain-1.0.dist-info").mkdir()
+    (tmp_path / "odd-1.0.dist-info" / "entry_points.txt").mkdir(parents=True)
+    (tmp_path / "stray").mkdir()
+    (tmp_path / "stray" / "entry_points.txt").write_text("[qlint.rules]\n")  # not a distribution
+    assert not registry._may_declare("qlint.rules")
+    points = tmp_path / "other-2.0.dist-info" / "entry_points.txt"
+    points.parent.mkdir()
+    points.write_bytes(b"[console_scripts]\nx = y:z\n" + b"#" * 70_000 + b"\n[qlint.rules]\na = b:C\n")
+    assert registry._may_declare("qlint.rules")
+    assert not registry._may_declare("qlint.other")
+    points.write_bytes(b"[qlint.rules]\na = b:C\n# \xff\n")  # not UTF-8: `open(encoding="utf-8")` refused it
+    assert not registry._may_declare("qlint.rules")
+    egg = tmp_path / "legacy.egg-info" / "entry_points.txt"
+    egg.parent.mkdir()
+    egg.write_text("\ufeff[qlint.rules]\r\na = b:C\r\n", encoding="utf-8")
+    assert registry._may_declare("qlint.rules")
+
+
 def test_the_engine_rules_are_looked_up_once_not_per_file(monkeypatch):
     """The engine asks for QL001's and QL002's classes for every file it checks: rebuilding
     the facts of every rule each time cost 0.4 s of a run over ExecuTorch."""

@@ -201,3 +201,40 @@ def test_a_record_keeps_its_snapshot_and_rejects_a_damaged_one(tmp_path, listed_
 def _tree_stats(snapshot: tree_snapshot.Snapshot) -> dict[str, tuple[int, int]]:
     values = snapshot.file_stats
     return {p: (values[2 * i], values[2 * i + 1]) for i, p in enumerate(snapshot.files)}
+
+
+@pytest.mark.parametrize(
+    "field, bad",
+    [("dirs", 3), ("files", b"/x.py"), ("dir_stamps", True), ("file_stats", 1.5), ("file_stats", "7")],
+)
+def test_a_snapshot_of_other_types_is_not_read_back(tmp_path, listed_from_now, field, bad):
+    """Its items' types are checked all at once (as a set): a bool is not an int there either,
+    as `type(n) is int` said of each one."""
+    data = _taken(tmp_path, listed_from_now).to_data()
+    assert tree_snapshot.from_data(data) is not None
+    assert tree_snapshot.from_data({**data, field: [*data[field][:-1], bad]}) is None
+    empty = {"dirs": [], "dir_stamps": [], "files": [], "file_stats": []}
+    assert tree_snapshot.from_data(empty) is not None
+
+
+def test_the_cache_stats_a_snapshot_as_its_run_sees_each_file(tmp_path):
+    """`Cache._stats_of`: the files not stat'ed yet are stat'ed together and kept as the run's
+    view of them; a file the run stat'ed before keeps the stat it had then; one that cannot be
+    stat'ed answers None, after the files before it were taken in."""
+    from qlint.cache import Cache
+
+    files = []
+    for name in ("a.py", "b.py", "c.py"):
+        (tmp_path / name).write_text(name)
+        files.append(str(tmp_path / name))
+    fresh = Cache(tmp_path / "cache", "k")
+    flat = fresh._stats_of(files)
+    expected = [n for f in files for n in (os.stat(f).st_size, os.stat(f).st_mtime_ns)]
+    assert flat == expected
+    assert fresh._stats == fresh._unlooked == {f: tuple(expected[2 * i : 2 * i + 2]) for i, f in enumerate(files)}
+    seen = Cache(tmp_path / "cache", "k")
+    seen._stats[files[1]] = (99, 98)  # what the run saw of it earlier
+    assert seen._stats_of(files) == [*expected[:2], 99, 98, *expected[4:]]
+    gone = Cache(tmp_path / "cache", "k")
+    assert gone._stats_of([files[0], str(tmp_path / "gone.py"), files[2]]) is None
+    assert gone._stats == {files[0]: tuple(expected[:2]), str(tmp_path / "gone.py"): None}

@@ -53,6 +53,9 @@ class Snapshot:
         return {"dirs": self.dirs, "dir_stamps": self.dir_stamps, "files": self.files, "file_stats": self.file_stats}
 
 
+_STR, _INT = frozenset({str}), frozenset({int})
+
+
 def from_data(payload) -> Snapshot | None:
     """What `to_data` wrote, or None (absent, or not of its shape)."""
     if not isinstance(payload, dict):
@@ -63,7 +66,9 @@ def from_data(payload) -> Snapshot | None:
         return None
     if len(stamps) != 3 * len(dirs) or len(stats) != 2 * len(files):
         return None
-    if not all(type(p) is str for p in chain(dirs, files)) or not all(type(n) is int for n in chain(stamps, stats)):
+    # The types of its items as a set, made in C (`type(p) is str` per item, in a generator,
+    # was 6 M instructions of a cached `qlint check FILE` on ExecuTorch: 4,400 paths, 10,000 stats).
+    if not set(map(type, chain(dirs, files))) <= _STR or not set(map(type, chain(stamps, stats))) <= _INT:
         return None
     return Snapshot(dirs, stamps, files, stats)
 
