@@ -141,6 +141,18 @@ def test_rows_of_harmless_models_keep_the_helper_quiet(tmp_path, caller):
 
 
 LOUD = {
+    "rows a function nested in the caller rebinds (nonlocal): a train-mode model may be read": """
+        def main(x, q):
+            cases = [{MODULE: Shuffle()}, {MODULE: Leaky()}]
+
+            def reset():
+                nonlocal cases
+                cases = [{MODULE: Net()}]
+
+            reset()
+            for case in cases:
+                quantize(case[MODULE], (x,), q)
+        """,
     "a batch-norm model in one row's list": """
         def main(x, q):
             test_comb = [{MODULE: [Shuffle()], INPUTS: [(x,)]}, {MODULE: [Net()], INPUTS: [(x,)]}]

@@ -43,3 +43,14 @@ def test_the_map_kept_on_a_function_does_not_hold_it_in_a_cycle():
         assert gone() is None
     finally:
         gc.enable()
+
+
+def test_the_map_is_the_walk_of_every_child_in_its_order_tokens_included():
+    # What the map was built as before its own loop: the same entries in the same order, a
+    # shared token's entry the last parent `ast.walk` meets (nothing may read it, but nothing
+    # that does sees a change either).
+    source = SOURCE + "x = [i + 1 for i in range(3) if not i < 2 and i or -i]\nclass C(B):\n    y: int = 1\n"
+    for root in (ast.parse(source), ast.parse(source).body[0]):
+        expected = {id(c): p for p in ast.walk(root) if p is not root for c in ast.iter_child_nodes(p)}
+        built = tree_walk.Parents(root)._below
+        assert list(built.items()) == list(expected.items())

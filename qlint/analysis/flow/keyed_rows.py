@@ -49,7 +49,7 @@ import ast
 from qlint.analysis.flow.model_values import CONSTRUCTED, Env, Obj
 from qlint.analysis.flow.stored_fields import passed_for, stored_fields
 from qlint.analysis.node_memo import kept_on_node_by
-from qlint.analysis.tree_walk import Parents
+from qlint.analysis.tree_walk import Parents, name_loads, names_by_id, statements
 from qlint.analysis.tree_walk import parents as tree_parents
 
 _ABSENT = object()
@@ -313,6 +313,11 @@ def _read_by_key(func: ast.AST, name: str) -> tuple | None:
 
 
 def _reads(func: ast.AST, name: str) -> tuple | tuple[()]:
+    # The function's names by identifier, in walk order (kept on it for every name asked),
+    # and its statements alone for a `global`/`nonlocal`: each name asked walked every node.
+    named = names_by_id(func).get(name)
+    if not named or any(name in s.names for s in statements(func) if isinstance(s, _DECLARATIONS)):
+        return ()  # never bound here (not the loop's name), or bound in another scope
     parents = tree_parents(func)
     stores = 0
     slices = []
@@ -320,11 +325,7 @@ def _reads(func: ast.AST, name: str) -> tuple | tuple[()]:
     called = []
     listed = []
     fields = []
-    for node in ast.walk(func):
-        if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
-            return ()
-        if not (isinstance(node, ast.Name) and node.id == name):
-            continue
+    for node in named:
         if not isinstance(node.ctx, ast.Load):
             stores += 1
             continue
@@ -400,20 +401,17 @@ def _only_looped(func: ast.AST, name: str) -> bool:
 
 def _looped(func: ast.AST, name: str) -> bool:
     loops = set()
-    for node in ast.walk(func):
+    for node in statements(func):
         if isinstance(node, (ast.For, ast.AsyncFor)):
             it = node.iter
             if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "enumerate":
                 it = it.args[0] if len(it.args) == 1 and not it.keywords else it
             loops.add(id(it))
-    return all(
-        id(n) in loops
-        for n in ast.walk(func)
-        if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
-    )
+    return all(id(n) in loops for n in name_loads(func, name))
 
 
 _MAX_NAMES = 64  # names asked about per function, kept on its node
+_DECLARATIONS = (ast.Global, ast.Nonlocal)
 _READ_BY_KEY = "_qlint_keyed_rows_read_by_key"
 _LOOPED = "_qlint_keyed_rows_looped"
 
