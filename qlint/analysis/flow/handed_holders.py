@@ -60,9 +60,10 @@ def co_handed(text: str, imports: list[tuple[str, str]]) -> dict[str, set[str]]:
     sites: dict[str, list[tuple[int, str]]] = {}
     for local, full in dict(imports).items():
         # A function imported from a module, not a module (`import os`) nor a class, and not
-        # from a library or the standard library: asked of most files, a search each.
+        # from a library or the standard library: asked of most files, a search each (the
+        # sites' own: a test for the call first scanned the text twice where it is called).
         top, dot, _ = full.partition(".")
-        if dot and local[:1].islower() and top not in LIBRARY_ROOTS and top not in _STDLIB and f"{local}(" in text:
+        if dot and local[:1].islower() and top not in LIBRARY_ROOTS and top not in _STDLIB:
             for at, name in argument_sites(text, local):
                 sites.setdefault(name, []).append((at, local))
     out: dict[str, set[str]] = {}
