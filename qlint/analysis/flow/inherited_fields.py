@@ -125,13 +125,12 @@ def inherits_graph_field(text: str, path: str, project) -> bool:
 
 def switches_graph_from_elsewhere(text: str, path: str, project) -> bool:
     """QL203's import trigger: a graph a helper of another module returns, or a field a base
-    of another module stores, is switched here, or a holder such a helper stores one on is
-    handed to an imported helper switching it (`keep(h, m)`, then `to_eval(h)`: no switch here,
-    `handed_holders`). The switches are QL203's triggers, which the registry searched the text
-    for a moment ago (`text_needles`): most files are answered from that."""
-    if switches_returned_graph(text, path, project):
-        return True
-    return holds_any(text, _SWITCHES) and inherits_graph_field(text, path, project)
+    of another module stores, is switched here (both ask for a switch: asked of most files,
+    whose text is searched for one once). The switches are QL203's triggers, which the registry
+    searched the text for a moment ago (`text_needles`): most files are answered from that."""
+    if not holds_any(text, _SWITCHES):
+        return False
+    return switches_returned_graph(text, path, project) or inherits_graph_field(text, path, project)
 
 
 __all__ = ["FieldBases", "inherits_graph_field", "switches_graph_from_elsewhere"]
