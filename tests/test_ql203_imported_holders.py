@@ -9,7 +9,9 @@ so neither the rule's text trigger nor the bodies the model flow reads picked it
 Each loud `main` raised NotImplementedError on torch 2.13 when run as a script; the quiet ones
 ran (`move_exported_model_to_eval` moves the graph, an eager module re-assigned or stored
 switches as any module does). Not followed: `keep(h, ...)` then `to_eval(h)` with both helpers
-imported and no switch in the caller (`graph_returns`: the lookups it needs)."""
+imported and no switch in the caller (measured to raise; stop 58's lane both203b built it and
+reverted it for its cost, see rules/QL203.md). Its quiet look-alikes (measured: each ran) are
+kept here for when it is."""
 
 from __future__ import annotations
 
@@ -18,6 +20,8 @@ import textwrap
 from tests.conftest import lint, write_package
 
 STORE = """\
+import copy
+
 import torch
 
 
@@ -29,6 +33,15 @@ def keep_plain(holder, model, args):
     holder.gm = model
 
 
+def keep_copy(holder, model, args):
+    holder.gm = copy.deepcopy(torch.export.export(model, args).module())
+
+
+def keep_some(holder, model, args, qat):
+    if qat:
+        holder.gm = torch.export.export(model, args).module()
+
+
 class Keeper:
     def keep(self, holder, model, args):
         holder.gm = torch.export.export(model, args).module()
@@ -37,6 +50,15 @@ class Keeper:
 SWITCH = """\
 def to_eval(holder):
     holder.gm.eval()
+
+
+def head_eval(holder):
+    holder.head.eval()
+
+
+def maybe_eval(holder, flag):
+    if flag:
+        holder.gm.eval()
 """
 
 
@@ -70,8 +92,72 @@ def test_an_imported_storing_helper_then_a_local_switching_helper(tmp_path):
     )
     assert [d.range.start.row for d in ds] == [14]
     assert ds[0].message.startswith(
-        "`h.gm` comes from `ExportedProgram.module()` (pkg/store.py:5, stored in what the call at line 13 was"
+        "`h.gm` comes from `ExportedProgram.module()` (pkg/store.py:7, stored in what the call at line 13 was"
         " given) and this call runs `.eval()` on it (line 8)"
+    )
+
+
+def test_both_helpers_imported_quiet_look_alikes(tmp_path):
+    """Quiet now, as nothing both-imported is followed; each must stay quiet once it is."""
+    assert not _main(
+        tmp_path,
+        """\
+        import torch
+        from torch import nn
+        from torchao.quantization.pt2e import allow_exported_model_train_eval
+
+        from pkg.store import keep, keep_copy, keep_plain, keep_some
+        from pkg.switch import head_eval, maybe_eval, to_eval
+
+        ARGS = (torch.randn(2, 3),)
+
+
+        def replaced():
+            h = nn.Module()
+            keep(h, nn.Linear(3, 3), ARGS)
+            h.gm = nn.Linear(3, 3)  # a fresh eager module before the switch
+            to_eval(h)
+
+
+        def allowed():
+            h = nn.Module()
+            keep(h, nn.Linear(3, 3), ARGS)
+            allow_exported_model_train_eval(h.gm)
+            to_eval(h)
+
+
+        def another_field():
+            h = nn.Module()
+            h.head = nn.Linear(3, 3)
+            keep(h, nn.Linear(3, 3), ARGS)
+            head_eval(h)
+
+
+        def under_its_flag():
+            h = nn.Module()
+            keep(h, nn.Linear(3, 3), ARGS)
+            maybe_eval(h, False)
+
+
+        def eager_or_copy():
+            h, g = nn.Module(), nn.Module()
+            keep_plain(h, nn.Linear(3, 3), ARGS)
+            to_eval(h)
+            keep_copy(g, nn.Linear(3, 3), ARGS)
+            to_eval(g)
+
+
+        def on_some_paths(qat):
+            h = nn.Module()
+            keep_some(h, nn.Linear(3, 3), ARGS, qat)
+            to_eval(h)
+
+
+        def switched_first():
+            h = nn.Module()
+            to_eval(h)
+            keep(h, nn.Linear(3, 3), ARGS)
+        """,
     )
 
 
@@ -124,7 +210,7 @@ def test_a_method_of_an_imported_class_stores_the_graph(tmp_path):
     )
     assert [d.range.start.row for d in ds] == [11, 17]
     assert ds[0].message.startswith(
-        "`h.gm` comes from `ExportedProgram.module()` (pkg/store.py:14, stored in what the call at line 10 was given)"
+        "`h.gm` comes from `ExportedProgram.module()` (pkg/store.py:25, stored in what the call at line 10 was given)"
     )
 
 
