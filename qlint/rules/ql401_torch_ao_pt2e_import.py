@@ -140,7 +140,7 @@ class TorchAoPt2eImport(Rule):
         plans = [_Plan(a, moves.find(f"{base}.{a.name}") if a.name != "*" else moves.find(base)) for a in stmt.names]
         moved = [p for p in plans if p.move is not None]
         owned.update(p.local for p in moved)  # their uses are reported with the import, or deliberate
-        if not moved or ie.guarded(stmt, parents, {p.local for p in moved}, _versions(ctx)):
+        if not moved or _guarded(ctx, moves, stmt, parents, {p.local for p in moved}):
             return None
         if _after_shim(ctx, moves, stmt, parents):
             return None
@@ -182,7 +182,7 @@ class TorchAoPt2eImport(Rule):
             local = alias.asname or alias.name.split(".")[0]
             if alias.asname:
                 owned.add(alias.asname)
-            if ie.guarded(stmt, parents, {local}, _versions(ctx)) or _after_shim(ctx, moves, stmt, parents):
+            if _guarded(ctx, moves, stmt, parents, {local}) or _after_shim(ctx, moves, stmt, parents):
                 if not alias.asname:
                     plain.append(tuple(alias.name.split(".")))
                 continue
@@ -372,7 +372,7 @@ def _twins(ctx: FileContext, moves: Moves, parents) -> _Twins:
             if twin is not None:
                 module, _, name = twin.rpartition(".")
                 twins.append((alias, module, name))
-        if twins and not ie.guarded(stmt, parents, {a.asname or a.name for a in stmt.names}, _versions(ctx)):
+        if twins and not _guarded(ctx, moves, stmt, parents, {a.asname or a.name for a in stmt.names}):
             found[stmt] = twins
     return _Twins(found)
 
@@ -393,9 +393,23 @@ def _after_shim(ctx: FileContext, moves: Moves, stmt: ast.stmt, parents) -> bool
         return False
     for earlier in parent.body[: parent.body.index(stmt)]:
         names = _old_import_names(ctx, moves, earlier)
-        if names and ie.guarded(earlier, parents, names, _versions(ctx)):
+        if names and _guarded(ctx, moves, earlier, parents, names):
             return True
     return False
+
+
+def _guarded(ctx: FileContext, moves: Moves, stmt: ast.stmt, parents, names: set[str]) -> bool:
+    """`ie.guarded`, where a `try` body's import that fails with torchao 0.18 (`from
+    torchao.quantization.pt2e import prepare_pt2e`: it is in `.quantize_pt2e`) is no working
+    alternative: the handler's old import runs on torch 2.13 and raises there."""
+
+    def fails(body_stmt: ast.stmt) -> bool:
+        if isinstance(body_stmt, ast.ImportFrom):
+            base = ie.import_base(ctx, body_stmt)
+            return base is not None and (moves.lacks(base) or any(moves.lacks(base, a.name) for a in body_stmt.names))
+        return isinstance(body_stmt, ast.Import) and any(moves.lacks(a.name) for a in body_stmt.names)
+
+    return ie.guarded(stmt, parents, names, _versions(ctx), fails)
 
 
 def _old_import_names(ctx: FileContext, moves: Moves, stmt: ast.stmt) -> set[str]:
