@@ -114,3 +114,16 @@ def test_the_table_knows_the_surveyed_modules_and_nothing_else():
     assert not moves.lacks("executorch.backends.xnnpack.quantizer.xnnpack_quantizer", "XNNPACKQuantizer")
     assert not moves.lacks("torchao.quantization", "prepare_pt2e")  # not surveyed: unknown
     assert not moves.lacks("torchao.quantization.pt2e", "*")
+
+
+def test_the_message_says_why_the_fallback_is_no_fallback():
+    src = fallback("from torchao.quantization.pt2e import prepare_pt2e, convert_pt2e")
+    messages = [d.message for d in lint(textwrap.dedent(src), select=("QL401",)) if d.code == "QL401"]
+    assert len(messages) == 2
+    assert all("`try` body's import from `torchao.quantization.pt2e` fails with torchao 0.18" in m for m in messages)
+
+
+def test_a_reported_import_outside_any_handler_keeps_its_message():
+    src = "from torch.ao.quantization.quantize_pt2e import prepare_pt2e\n"
+    (message,) = [d.message for d in lint(src, select=("QL401",)) if d.code == "QL401"]
+    assert "`try` body" not in message

@@ -162,6 +162,7 @@ class TorchAoPt2eImport(Rule):
             subject = f"torch 2.13's `{OLD_PACKAGE}` no longer has {names}"
         else:
             subject = f"`{base}` is gone from torch 2.13"
+        subject += _reached_handler(ctx, moves, stmt, parents)
         message, help_ = _message(moves, [p.move for p in moved], subject, note)
         if edits:
             targets: dict[str, list[str]] = {}
@@ -197,7 +198,8 @@ class TorchAoPt2eImport(Rule):
                 plain.append(prefix)
                 fix = self._plain_import_fix(ctx, moves, stmt, alias, move, prefix)
             fix, note = _with_twins(ctx, twins, [move], fix)
-            message, help_ = _message(moves, [move], f"`{alias.name}` is gone from torch 2.13", note)
+            subject = f"`{alias.name}` is gone from torch 2.13" + _reached_handler(ctx, moves, stmt, parents)
+            message, help_ = _message(moves, [move], subject, note)
             fix = fix or _display_fix([move])
             yield ctx.diagnostic(self, alias, message, fix, evidence=_evidence([move]), help=help_)
 
@@ -402,14 +404,31 @@ def _guarded(ctx: FileContext, moves: Moves, stmt: ast.stmt, parents, names: set
     """`ie.guarded`, where a `try` body's import that fails with torchao 0.18 (`from
     torchao.quantization.pt2e import prepare_pt2e`: it is in `.quantize_pt2e`) is no working
     alternative: the handler's old import runs on torch 2.13 and raises there."""
+    return ie.guarded(stmt, parents, names, _versions(ctx), lambda s: _failing_module(ctx, moves, s) is not None)
 
-    def fails(body_stmt: ast.stmt) -> bool:
-        if isinstance(body_stmt, ast.ImportFrom):
-            base = ie.import_base(ctx, body_stmt)
-            return base is not None and (moves.lacks(base) or any(moves.lacks(base, a.name) for a in body_stmt.names))
-        return isinstance(body_stmt, ast.Import) and any(moves.lacks(a.name) for a in body_stmt.names)
 
-    return ie.guarded(stmt, parents, names, _versions(ctx), fails)
+def _failing_module(ctx: FileContext, moves: Moves, stmt: ast.stmt) -> str | None:
+    """The module `stmt` imports from (or imports) where the table shows it failing."""
+    if isinstance(stmt, ast.ImportFrom):
+        base = ie.import_base(ctx, stmt)
+        if base is not None and (moves.lacks(base) or any(moves.lacks(base, a.name) for a in stmt.names)):
+            return base
+    elif isinstance(stmt, ast.Import):
+        return next((a.name for a in stmt.names if moves.lacks(a.name)), None)
+    return None
+
+
+def _reached_handler(ctx: FileContext, moves: Moves, stmt: ast.stmt, parents) -> str:
+    """A subject's tail when `stmt` sits in an import-error handler that runs because its `try`
+    body's import fails (the user wrote it as a fallback: say why it is not one)."""
+    child, parent = stmt, parents.get(id(stmt))
+    while isinstance(parent, (*_TRY, ast.ExceptHandler)):
+        if isinstance(parent, _TRY) and child in parent.handlers:
+            failing = next((m for s in parent.body if (m := _failing_module(ctx, moves, s))), None)
+            if failing is not None:
+                return f" (the `try` body's import from `{failing}` fails with torchao 0.18, so this handler runs)"
+        child, parent = parent, parents.get(id(parent))
+    return ""
 
 
 def _old_import_names(ctx: FileContext, moves: Moves, stmt: ast.stmt) -> set[str]:
