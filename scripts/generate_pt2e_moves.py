@@ -24,6 +24,7 @@ import importlib.util
 import io
 import json
 import logging
+import pkgutil
 import re
 import sys
 import warnings
@@ -311,6 +312,13 @@ TWIN_MODULES = (OLD, f"{OLD}.observer", f"{OLD}.fake_quantize")
 TWIN_NAME = re.compile(r"(Observer|FakeQuantize)(Base)?$|^(enable|disable)_(observer|fake_quant)$|_fake_quant$")
 TWIN_HOME = "torchao.quantization.pt2e"
 
+# The packages whose every module and name the table lists (`surfaces`), so that QL401 can
+# tell an import from them that fails on the stack it targets: a `try` body importing
+# `prepare_pt2e` from `torchao.quantization.pt2e` (which does not export it) raises, and its
+# `except ImportError:` handler's torch.ao import runs on torch 2.13. A module defining a
+# module-level `__getattr__` may answer any name: it is listed with no names (`None`).
+SURVEYED = ("torchao.quantization.pt2e", "executorch.backends.xnnpack.quantizer")
+
 
 def successor_module(old: str) -> str:
     if old in MODULE_MOVES:
@@ -378,6 +386,27 @@ def classify(old_name: str, new_module: str | None, new_name: str | None, rename
     return "safe"
 
 
+def surfaces() -> dict[str, list[str] | None]:
+    """Every module of the `SURVEYED` packages with the names a `from` import finds there."""
+    found: dict[str, list[str] | None] = {}
+    for package in SURVEYED:
+        root = load(package)
+        if root is None:
+            raise SystemExit(f"{package} does not import: the table needs it")
+        with quiet():
+            subs = [m.name for m in pkgutil.walk_packages(root.__path__, package + ".")]
+        for name in (package, *subs):
+            mod = load(name)
+            if mod is None:
+                continue  # a backend module failing at import: an import of it fails too
+            if "__getattr__" in vars(mod):
+                found[name] = None
+                continue
+            children = {s.rpartition(".")[2] for s in subs if s.rpartition(".")[0] == name}
+            found[name] = sorted({n for n in dir(mod) if not n.startswith("__")} | children)
+    return dict(sorted(found.items()))
+
+
 def build() -> dict:
     with quiet():
         import executorch  # noqa: F401  (fail loudly: the table needs all three)
@@ -422,6 +451,8 @@ def build() -> dict:
         "modules": dict(sorted(modules.items())),
         "names": dict(sorted(names.items())),
         "twins": twins,
+        "surveyed": list(SURVEYED),
+        "surfaces": surfaces(),
     }
 
 

@@ -140,7 +140,7 @@ class TorchAoPt2eImport(Rule):
         plans = [_Plan(a, moves.find(f"{base}.{a.name}") if a.name != "*" else moves.find(base)) for a in stmt.names]
         moved = [p for p in plans if p.move is not None]
         owned.update(p.local for p in moved)  # their uses are reported with the import, or deliberate
-        if not moved or ie.guarded(stmt, parents, {p.local for p in moved}, _versions(ctx)):
+        if not moved or _guarded(ctx, moves, stmt, parents, {p.local for p in moved}):
             return None
         if _after_shim(ctx, moves, stmt, parents):
             return None
@@ -162,6 +162,7 @@ class TorchAoPt2eImport(Rule):
             subject = f"torch 2.13's `{OLD_PACKAGE}` no longer has {names}"
         else:
             subject = f"`{base}` is gone from torch 2.13"
+        subject += _reached_handler(ctx, moves, stmt, parents)
         message, help_ = _message(moves, [p.move for p in moved], subject, note)
         if edits:
             targets: dict[str, list[str]] = {}
@@ -182,7 +183,7 @@ class TorchAoPt2eImport(Rule):
             local = alias.asname or alias.name.split(".")[0]
             if alias.asname:
                 owned.add(alias.asname)
-            if ie.guarded(stmt, parents, {local}, _versions(ctx)) or _after_shim(ctx, moves, stmt, parents):
+            if _guarded(ctx, moves, stmt, parents, {local}) or _after_shim(ctx, moves, stmt, parents):
                 if not alias.asname:
                     plain.append(tuple(alias.name.split(".")))
                 continue
@@ -197,7 +198,8 @@ class TorchAoPt2eImport(Rule):
                 plain.append(prefix)
                 fix = self._plain_import_fix(ctx, moves, stmt, alias, move, prefix)
             fix, note = _with_twins(ctx, twins, [move], fix)
-            message, help_ = _message(moves, [move], f"`{alias.name}` is gone from torch 2.13", note)
+            subject = f"`{alias.name}` is gone from torch 2.13" + _reached_handler(ctx, moves, stmt, parents)
+            message, help_ = _message(moves, [move], subject, note)
             fix = fix or _display_fix([move])
             yield ctx.diagnostic(self, alias, message, fix, evidence=_evidence([move]), help=help_)
 
@@ -372,7 +374,7 @@ def _twins(ctx: FileContext, moves: Moves, parents) -> _Twins:
             if twin is not None:
                 module, _, name = twin.rpartition(".")
                 twins.append((alias, module, name))
-        if twins and not ie.guarded(stmt, parents, {a.asname or a.name for a in stmt.names}, _versions(ctx)):
+        if twins and not _guarded(ctx, moves, stmt, parents, {a.asname or a.name for a in stmt.names}):
             found[stmt] = twins
     return _Twins(found)
 
@@ -393,9 +395,40 @@ def _after_shim(ctx: FileContext, moves: Moves, stmt: ast.stmt, parents) -> bool
         return False
     for earlier in parent.body[: parent.body.index(stmt)]:
         names = _old_import_names(ctx, moves, earlier)
-        if names and ie.guarded(earlier, parents, names, _versions(ctx)):
+        if names and _guarded(ctx, moves, earlier, parents, names):
             return True
     return False
+
+
+def _guarded(ctx: FileContext, moves: Moves, stmt: ast.stmt, parents, names: set[str]) -> bool:
+    """`ie.guarded`, where a `try` body's import that fails with torchao 0.18 (`from
+    torchao.quantization.pt2e import prepare_pt2e`: it is in `.quantize_pt2e`) is no working
+    alternative: the handler's old import runs on torch 2.13 and raises there."""
+    return ie.guarded(stmt, parents, names, _versions(ctx), lambda s: _failing_module(ctx, moves, s) is not None)
+
+
+def _failing_module(ctx: FileContext, moves: Moves, stmt: ast.stmt) -> str | None:
+    """The module `stmt` imports from (or imports) where the table shows it failing."""
+    if isinstance(stmt, ast.ImportFrom):
+        base = ie.import_base(ctx, stmt)
+        if base is not None and (moves.lacks(base) or any(moves.lacks(base, a.name) for a in stmt.names)):
+            return base
+    elif isinstance(stmt, ast.Import):
+        return next((a.name for a in stmt.names if moves.lacks(a.name)), None)
+    return None
+
+
+def _reached_handler(ctx: FileContext, moves: Moves, stmt: ast.stmt, parents) -> str:
+    """A subject's tail when `stmt` sits in an import-error handler that runs because its `try`
+    body's import fails (the user wrote it as a fallback: say why it is not one)."""
+    child, parent = stmt, parents.get(id(stmt))
+    while isinstance(parent, (*_TRY, ast.ExceptHandler)):
+        if isinstance(parent, _TRY) and child in parent.handlers:
+            failing = next((m for s in parent.body if (m := _failing_module(ctx, moves, s))), None)
+            if failing is not None:
+                return f" (the `try` body's import from `{failing}` fails with torchao 0.18, so this handler runs)"
+        child, parent = parent, parents.get(id(parent))
+    return ""
 
 
 def _old_import_names(ctx: FileContext, moves: Moves, stmt: ast.stmt) -> set[str]:

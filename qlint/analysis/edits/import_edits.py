@@ -43,7 +43,13 @@ def import_base(ctx: FileContext, stmt: ast.ImportFrom) -> str | None:
 
 
 # -- where an old import is deliberate ----------------------------------------------------
-def guarded(node: ast.AST, parents: dict, names: set[str], lookup: Lookup | None = None) -> bool:
+def guarded(
+    node: ast.AST,
+    parents: dict,
+    names: set[str],
+    lookup: Lookup | None = None,
+    fails: Callable[[ast.stmt], bool] | None = None,
+) -> bool:
     """Is `node` a compatibility path: one branch of a fallback, or under a version check?
 
     Quiet when it sits in a `try` (body or handler catching ImportError/AttributeError/
@@ -52,7 +58,9 @@ def guarded(node: ast.AST, parents: dict, names: set[str], lookup: Lookup | None
     or in a branch of a torch-version check that torch 2.13 does not take (or that qlint
     cannot read). The branch 2.13 does take is judged like any other code. `lookup` resolves
     names bound to version checks (`if _IS_TORCH_OLDER_THAN_2_4:`). With no `names` (an
-    attribute use), any `try` catching those errors counts: it is a probe.
+    attribute use), any `try` catching those errors counts: it is a probe. `fails` tells an
+    import statement that raises with the packages the target release comes with: a `try`
+    body holding one always hands over to its handler, whose imports then run there too.
     """
     child, parent = node, parents.get(id(node))
     while parent is not None and not isinstance(parent, _SCOPES):
@@ -64,7 +72,8 @@ def guarded(node: ast.AST, parents: dict, names: set[str], lookup: Lookup | None
                 and (not names or any(_imports_names(h.body, names) for h in catching))
             ):
                 return True
-            if child in catching and (_imports_names(parent.body, names) or _imports_torchao(parent.body)):
+            alternative = child in catching and (_imports_names(parent.body, names) or _imports_torchao(parent.body))
+            if alternative and not (fails and any(fails(s) for s in parent.body)):
                 return True  # the handler runs where torchao (the PT2E stack's new home) is missing
         elif isinstance(parent, (ast.If, ast.IfExp)):
             if child is parent.test:

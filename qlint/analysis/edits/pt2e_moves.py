@@ -65,6 +65,8 @@ class Moves:
         self._modules: dict[str, dict] = data.get("modules", {})
         self._names: dict[str, dict] = data.get("names", {})
         self._twins: dict[str, str] = data.get("twins", {})
+        self._surveyed: tuple[str, ...] = tuple(data.get("surveyed", ()))
+        self._surfaces: dict[str, list[str] | None] = data.get("surfaces", {})
 
     def exact(self, qualified: str) -> Move | None:
         """The move recorded for exactly this module or name, if any."""
@@ -134,6 +136,22 @@ class Moves:
         words = {m[len(prefix) :].split(".")[0] for m in self._modules}
         words |= {n[len(prefix) :] for n in self._names if "." not in n[len(prefix) :]}
         return tuple(sorted(w for w in words if w))
+
+    def lacks(self, module: str, name: str | None = None) -> bool:
+        """Does importing `module` (or `name` from it) fail with the torchao and executorch the
+        table was built from? Known only under the packages it surveys (every module listed,
+        with its names); anywhere else, and for a module answering names through its own
+        `__getattr__`, nothing is known and the answer is False."""
+        if not any(module == root or module.startswith(root + ".") for root in self._surveyed):
+            return False
+        if module not in self._surfaces:
+            return True
+        names = self._surfaces[module]
+        return name is not None and name != "*" and names is not None and name not in self._name_sets[module]
+
+    @functools.cached_property
+    def _name_sets(self) -> dict[str, frozenset[str]]:
+        return {module: frozenset(names or ()) for module, names in self._surfaces.items()}
 
     def twin(self, qualified: str) -> str | None:
         """torchao's copy of a torch.ao observer / fake-quantize name torch still ships."""
