@@ -55,11 +55,9 @@ from qlint.analysis.names.resolver import OpRef
 from qlint.analysis.names.scope import parameter_args
 from qlint.optable import OpInfo
 from qlint.rules.packet_scan import OverloadSpelling, sites_spelling
-from qlint.rules.unseen_callers import texts_naming, unseen_callers, users_elsewhere
+from qlint.rules.unseen_callers import Consumer, texts_naming, unseen_callers, users_elsewhere
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
-# (who tells the packet from its overload, for the message; why, for its help)
-Consumer = tuple[str, str]
 # `scan_memo`'s question: a module that spells an overload of the op that follows.
 _OVERLOADS = "ql102-overloads:"
 _PROGRAM_NAMES = frozenset({"exported_program", "edge_program", "exported_programs"})

@@ -14,16 +14,15 @@ from __future__ import annotations
 
 import ast
 import os
-from typing import TYPE_CHECKING
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs.never_called import enclosing_definitions
 from qlint.analysis.graphs.project_scan import parsed_module, scan_root, texts_spelling
 
-if TYPE_CHECKING:
-    from qlint.rules.packet_distinguishers import Consumer
+__all__ = ["Consumer", "texts_naming", "unseen_callers", "users_elsewhere"]
 
-__all__ = ["texts_naming", "unseen_callers", "users_elsewhere"]
+# (who tells the packet from its overload, for the message; why, for its help)
+Consumer = tuple[str, str]
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # `scan_memo`'s question: a module that spells the name that follows, as a word.

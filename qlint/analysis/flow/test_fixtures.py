@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import ast
 import os
-import re
 
 from qlint.analysis.names.resolver import Resolver
+from qlint.lazy_patterns import lazy
 
 _FIXTURE = frozenset({"pytest.fixture", "_pytest.fixtures.fixture"})
 _PARAMETRIZE = frozenset({"pytest.mark.parametrize", "_pytest.mark.parametrize"})
@@ -34,7 +34,7 @@ _MARKS = ("pytest.mark.", "_pytest.mark.")
 _CONFTEST = "conftest.py"
 # A fixture renamed by its decorator (`@pytest.fixture(name="model")`): read from the text, so
 # that no function body of the module needs reading to know no other name is renamed.
-_RENAMED = re.compile(r"@\s*(?:\w+\s*\.\s*)*fixture\s*\((?:[^()]|\([^()]*\))*\bname\s*=")
+_RENAMED = lazy(r"@\s*(?:\w+\s*\.\s*)*fixture\s*\((?:[^()]|\([^()]*\))*\bname\s*=")
 # Files that make a directory pytest's rootdir: no conftest above it is read.
 _ROOT_FILES = ("pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
 
