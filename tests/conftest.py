@@ -227,3 +227,17 @@ def fresh_project_words():
     yield
     project_words.share(None)
     project_words.forget()
+
+
+@pytest.fixture
+def fresh_package_roots():
+    """No run directories, and no package roots or import paths known before or after the test."""
+    from qlint.analysis import run_roots
+    from qlint.analysis.names import import_paths, package_map
+
+    run_roots.use_directories(())
+    package_map.forget_roots()
+    import_paths.forget_roots()
+    yield
+    package_map.forget_roots()
+    import_paths.forget_roots()

@@ -10,23 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from qlint.analysis import run_roots
-from qlint.analysis.names import import_paths, package_map
 from qlint.analysis.names.modules import module_name_for
 from qlint.analysis.names.package_dir_keys import package_key
 from qlint.analysis.names.project import ProjectIndex
 from qlint.analysis.names.pyproject_reads import pyproject_declarations
 from qlint.analysis.names.setup_scripts import setup_cfg_declarations
 
-
-@pytest.fixture(autouse=True)
-def _fresh():
-    run_roots.use_directories(())
-    package_map.forget_roots()
-    import_paths.forget_roots()
-    yield
-    package_map.forget_roots()
-    import_paths.forget_roots()
+pytestmark = pytest.mark.usefixtures("fresh_package_roots")
 
 
 @pytest.mark.parametrize(

@@ -19,22 +19,14 @@ from pathlib import Path
 
 import pytest
 
-from qlint.analysis import run_roots
-from qlint.analysis.names import import_paths, package_map
+from qlint.analysis.names import package_map
 from qlint.analysis.names.project import ProjectIndex
 
 ROOT = Path(__file__).resolve().parents[1]
 UTILS = "executorch.examples.qualcomm.utils"
 
 
-@pytest.fixture(autouse=True)
-def _fresh():
-    run_roots.use_directories(())
-    package_map.forget_roots()
-    import_paths.forget_roots()
-    yield
-    package_map.forget_roots()
-    import_paths.forget_roots()
+pytestmark = pytest.mark.usefixtures("fresh_package_roots")
 
 
 def _checkout(root: Path, *, links: dict[str, str] | None = None, setup_keys: str | None = None) -> Path:
