@@ -1,5 +1,5 @@
 """QL101/QL102's answers about other modules (`forwarding`: which imported names are
-helpers, what a function forwards, a module's chain links; `packet_imports`: what an
+helpers, what a function forwards, a module's chain links; `packet_kinds`: what an
 imported name is bound to), kept between runs.
 
 Within a process those answers are shared by every check while the modules they were read
@@ -52,7 +52,7 @@ The others are asked thousands of times by such a run (torch: the helper search'
 740 KB; the name kinds ~4,400, 1.5 MB), which a check of one file would load whole to use a
 few dozen: they go in a shard of their own, decoded a module at a time (below).
 
-A table registered `whole` (`packet_imports`' name kinds: what an imported name is bound
+A table registered `whole` (`packet_kinds`' name kinds: what an imported name is bound
 to; the helper search's answers worked out without the wrapper-name index) is also written
 whole by such a run, in one shard of its own (`RUN`), grouped by the module each answer is
 about and each group marshalled apart: a check of one file looks there for an answer its own
@@ -266,7 +266,7 @@ def valid_trail(trail, key_of, digest_of, find, holds=None) -> tuple | None:
     what it found; else None. `key_of(path)`/`digest_of(path, key)`: the checking project's
     content key and hash; `find(module, root)`: its lookup; `holds(path, name, value)`:
     whether another answer the trail names (("kind", path, name) in a memo's trail: what
-    `packet_imports` found a name bound to) is still `value` (None: such a trail is not
+    `packet_kinds` found a name bound to) is still `value` (None: such a trail is not
     taken)."""
     from qlint.analysis.names import content_keys
     from qlint.analysis.names.modules import module_name_for
