@@ -19,10 +19,10 @@ import ast
 from qlint.analysis.flow.mode_neutral import mode_neutral
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.node_memo import kept_on_node
+from qlint.analysis.tree_walk import SCOPES, isinstance_test, own_nodes
 
 _WRAPS = frozenset({"functools.wraps"})
 _PASSES = "passes"
-_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
 def transparent(owner, decorators: list[ast.expr]) -> bool:
@@ -110,7 +110,7 @@ def _wrapper(wrapper: ast.FunctionDef, fn: str, resolver: Resolver) -> str:
     star, kw = args.vararg.arg, args.kwarg.arg
     calls: list[ast.Call] = []
     allowed: set[int] = set()  # the loads of `fn`, `star` and `kw` in the exact calls
-    for node in _walk(wrapper.body):
+    for node in own_nodes(wrapper.body):
         if isinstance(node, ast.Call) and _exact(node, fn, star, kw):
             calls.append(node)
             allowed.update((id(node.func), id(node.args[0].value), id(node.keywords[0].value)))
@@ -164,7 +164,7 @@ def _returns_result(wrapper: ast.FunctionDef, calls: list[ast.Call]) -> bool:
     call = calls[0]
     held = None
     returns = []
-    for node in _walk(wrapper.body):
+    for node in own_nodes(wrapper.body):
         if isinstance(node, ast.Assign) and node.value is call:
             if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
                 return False
@@ -181,16 +181,10 @@ def _returns_result(wrapper: ast.FunctionDef, calls: list[ast.Call]) -> bool:
     if held is None:
         return True
     reads = {id(r.value) for r in returns}
-    for node in _walk(wrapper.body):
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Name)
-            and node.func.id == "isinstance"
-            and len(node.args) == 2
-            and not node.keywords
-            and isinstance(node.args[0], ast.Name)
-        ):
-            reads.add(id(node.args[0]))
+    for node in own_nodes(wrapper.body):
+        test = isinstance_test(node)
+        if test is not None and isinstance(test[0], ast.Name):
+            reads.add(id(test[0]))
     bound = 0
     for node in (n for stmt in wrapper.body for n in ast.walk(stmt)):
         if isinstance(node, ast.Name) and node.id == held:
@@ -231,7 +225,7 @@ def _rebinds(stmt: ast.stmt, names: set[str], deep: bool) -> bool:
                 root = root.value
             if isinstance(root, ast.Name) and root.id in names:
                 return True
-        if deep and isinstance(node, (ast.Return, *_DEFS)):
+        if deep and isinstance(node, (ast.Return, *SCOPES)):
             return True
     return False
 
@@ -244,16 +238,6 @@ def _rebinds_any(deco: ast.FunctionDef, names: set[str], wrappers) -> bool:
         if _rebinds(stmt, names, deep=False):
             return True
     return False
-
-
-def _walk(body: list[ast.stmt]):
-    """The nodes of `body`, without entering nested functions, classes or lambdas."""
-    stack = list(reversed(body))
-    while stack:
-        node = stack.pop()
-        yield node
-        if not isinstance(node, _DEFS):
-            stack.extend(reversed(list(ast.iter_child_nodes(node))))
 
 
 __all__ = ["transparent"]
