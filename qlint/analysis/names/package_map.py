@@ -180,7 +180,7 @@ def _aliases(repo: str) -> dict[str, str]:
         if name:  # `""`/`where` roots name their packages as the `__init__.py` chain does
             names.setdefault(os.path.relpath(directory, repo), name)
             visit(directory, name, 1)
-    _say_missing(repo, _held_at_root(repo, names))
+    _say_missing(repo, names)
     return names
 
 
@@ -235,12 +235,15 @@ def _within(repo: str, target: str) -> str | None:
     return path if os.path.commonpath([repo, path]) == repo else None
 
 
-def _say_missing(repo: str, at_root: tuple[str, ...]) -> None:
+def _say_missing(repo: str, names: dict[str, str]) -> None:
     """Once per process and repository (`_aliases` is cached; a parallel run asks before it
     forks, `warn_missing`): the findings of such a checkout differ from a full one's. Its
     imports of the package still resolve to its own files where the root holds the package's
-    layout (`at_root`: a copy of ExecuTorch made without its links, in `executorch/`)."""
-    for name, written in missing_package_dirs(repo):
+    layout (`_held_at_root` of its directories' `names`: a copy of ExecuTorch made without its
+    links, in `executorch/`), asked only when a directory is missing."""
+    missing = missing_package_dirs(repo)
+    at_root = _held_at_root(repo, names) if missing else ()
+    for name, written in missing:
         what = f"package `{name}`" if name else "the import root"
         if not name:
             imports = ""
