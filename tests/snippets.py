@@ -154,6 +154,21 @@ class Net(nn.Module):
 
 """
 
+
+# A project decorator that is no pass-through (`pass_through`): a method under it is not read
+# as written.
+CATCHING_TRACED = """\
+def traced(f):
+    # Catches and returns something else: no pass-through (`pass_through`), so not read.
+    def inner(*args, **kwargs):
+        try:
+            return f(*args, **kwargs)
+        except RuntimeError:
+            return None
+
+    return inner
+"""
+
 # A QL101 finding, fixed by writing `.default`: the smallest module a run, a fix or a cache test
 # has something to report in.
 PACKET_MATCHER = "import torch\n\n\ndef f(n):\n    return n.target == torch.ops.aten.relu\n"

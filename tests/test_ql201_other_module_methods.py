@@ -17,8 +17,10 @@ import pytest
 from qlint.runner import run_check
 from qlint.settings import Settings
 from tests.conftest import check_file, codes, lint, package_repository, rows_of
+from tests.snippets import CATCHING_TRACED
 
-READY = """\
+READY = (
+    """\
 import torch
 from torch import nn
 
@@ -27,16 +29,9 @@ from pkg.base import Base
 DEBUG = False
 
 
-def traced(f):
-    # Catches and returns something else: no pass-through (`pass_through`), so not read.
-    def inner(*args, **kwargs):
-        try:
-            return f(*args, **kwargs)
-        except RuntimeError:
-            return None
-
-    return inner
-
+"""
+    + CATCHING_TRACED
+    + """
 
 def copy_of(m):
     return m
@@ -157,6 +152,7 @@ class Delegating:
     def capture(self, model, x):
         return _capture(model, x)
 """
+)
 
 
 BASE = """\

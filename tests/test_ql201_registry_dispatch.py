@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.conftest import check_file, lint, package_repository, rows_of
+from tests.snippets import CATCHING_TRACED
 from tests.snippets import CONV_BN_MODULE as MODELS
 
 HANDLERS = """\
@@ -56,10 +57,7 @@ class ExtHandler:
 """
 
 DECORATED = EXTRA.replace("    def quantize", "    @traced\n    def quantize").replace(
-    "class ExtHandler",
-    # Catches and returns something else: no pass-through (`pass_through`), so not read.
-    "def traced(f):\n    def inner(*args, **kwargs):\n        try:\n            return f(*args, **kwargs)\n"
-    "        except RuntimeError:\n            return None\n\n    return inner\n\n\nclass ExtHandler",
+    "class ExtHandler", f"{CATCHING_TRACED}\n\nclass ExtHandler"
 )
 
 
