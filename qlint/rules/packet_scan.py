@@ -21,6 +21,7 @@ from qlint.analysis.names.resolver import OpRef
 from qlint.analysis.names.tree_handover import HANDOVER
 from qlint.analysis.recent_entries import RecentEntries
 from qlint.analysis.tree_walk import statements
+from qlint.analysis.word_search import AnchoredPattern, spells_word
 from qlint.rules.packet_sites import SITES_KEY, op_sites
 from qlint.source import LineIndex
 
@@ -72,7 +73,10 @@ class OverloadSpelling:
     """`search(text)`: one of the op's overloads (`ns.op.default`, `ns.op.Tensor`)."""
 
     def __init__(self, ref: OpRef):
-        self._regex = re.compile(rf"\b{re.escape(ref.namespace)}\s*\.\s*{re.escape(ref.op)}\s*\.\s*[A-Za-z_]\w*")
+        pattern = rf"\b{re.escape(ref.namespace)}\s*\.\s*{re.escape(ref.op)}\s*\.\s*[A-Za-z_]\w*"
+        # Every match starts at the namespace: tried there only (`word_search`), not at every
+        # character of each module the consumer scans search.
+        self._regex = AnchoredPattern(pattern, (ref.namespace,)) if ref.namespace else re.compile(pattern)
 
     def search(self, text: str) -> bool:
         return self._regex.search(text) is not None
@@ -354,7 +358,7 @@ class _AnyName:
         self.names = sorted(names)
 
     def search(self, text: str) -> bool:
-        return any(n in text and re.search(rf"\b{re.escape(n)}\b", text) for n in self.names)
+        return any(spells_word(text, n) for n in self.names)
 
 
 def defined_names(module: FileContext) -> frozenset[str]:

@@ -34,7 +34,7 @@ from qlint.analysis.graphs.project_scan import (
 from qlint.analysis.names.package_map import project_root
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.project_files import project_keys
-from qlint.lazy_patterns import lazy
+from qlint.analysis.word_search import AnchoredPattern
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _COMPILE = frozenset({"torch.compile"})
@@ -56,7 +56,9 @@ _HANDOFFS = frozenset(
 )
 _CACHE_KEY = "compile-backend"
 # How a registration is spelled, read off a module's text before it is parsed.
-_REGISTERS = lazy(r"\bbackend\s*=|\boptimize\s*\(")
+# Tried only where one of its words starts (`word_search`): every module holding either word
+# is searched until one registers (ExecuTorch: 229 modules).
+_REGISTERS = AnchoredPattern(r"\bbackend\s*=|\boptimize\s*\(", ("backend", "optimize"))
 # repository -> (the project's content keys, whether any module registers a backend): while the
 # keys are the same object (one run; an editor's project between keystrokes), so is the answer.
 _REGISTERING: dict[str, tuple[object, bool]] = {}

@@ -32,6 +32,7 @@ from qlint.analysis.names.live_trees import parse as live_parse
 from qlint.analysis.names.modules import module_name_for
 from qlint.analysis.names.tree_handover import HANDOVER
 from qlint.analysis.project_files import listing_dependency, project_keys
+from qlint.analysis.word_search import spells_word
 from qlint.short_digests import content_sha256_hex
 from qlint.source import DecodeError, LineIndex, decode_source, read_source
 from qlint.value_classes import field, value_class
@@ -472,7 +473,6 @@ def texts_spelling(
             if spelled:
                 yield path, known_names[names.index(spelled[0])][1][path], spelled
         return
-    words = [re.compile(rf"\b{re.escape(n)}\b") for n in names]
     if question is None:
         listed = ((p, k, None) for p, k in modules)
     else:
@@ -485,7 +485,7 @@ def texts_spelling(
         read = text_holding(ctx.project, path, key, tuple(names[i].encode() for i in asked))
         spelled = []
         for i in asked:
-            holds = read is not None and words[i].search(read[0]) is not None
+            holds = read is not None and spells_word(read[0], names[i])
             if question is not None:
                 scan_memo.note(path, question + names[i], key, holds)
             if holds:
