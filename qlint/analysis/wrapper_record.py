@@ -19,7 +19,6 @@ disk by `qlint.wrapper_store`, beside the results cache.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import time
@@ -29,6 +28,7 @@ from qlint.analysis import tree_snapshot
 from qlint.analysis.project_files import Listing, disk_files, links_out
 from qlint.analysis.racy_stats import RACY_NS
 from qlint.analysis.tree_snapshot import Snapshot, StatsOf
+from qlint.plain_json import dumps, loads
 from qlint.short_digests import sha256_hex
 
 PREFIX = "qlint-wrappers:"
@@ -51,14 +51,14 @@ Stat = Callable[[str], "tuple[int, int] | None"]
 
 def dependency(root: str) -> str:
     """The dependency standing for "the wrapper names of the project at `root`"."""
-    return PREFIX + json.dumps(os.path.abspath(root))
+    return PREFIX + dumps(os.path.abspath(root))
 
 
 def parse_dependency(dep: str) -> str | None:
     if not dep.startswith(PREFIX):
         return None
     try:
-        root = json.loads(dep[len(PREFIX) :])
+        root = loads(dep[len(PREFIX) :])
     except ValueError:
         return None
     return root if type(root) is str else None
@@ -71,7 +71,7 @@ def digest_of(
     sink_classes: Iterable[str] = (),
 ) -> str:
     names = [sorted(functions), sorted(classes), sorted(sink_functions), sorted(sink_classes)]
-    data = json.dumps(names).encode("utf-8", "surrogatepass")
+    data = dumps(names).encode("utf-8", "surrogatepass")
     return sha256_hex(data)
 
 
