@@ -7,7 +7,6 @@ message names the file and the key, and the CLI turns it into exit code 2.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys
@@ -397,6 +396,8 @@ def _suggest(word: str, known) -> str:
 
 def _q(value: Any) -> str:
     """TOML-ish quoting for messages: `"selekt"`, `true`, `3`, `["a"]`."""
+    import json  # only for a message: a run's start-up never needs it (`plain_json`)
+
     return json.dumps(value, default=str)
 
 

@@ -20,12 +20,12 @@ markers is a miss, never a mix.
 
 from __future__ import annotations
 
-import json
 import marshal
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from qlint import checksummed_files
+from qlint.plain_json import dumps, loads
 from qlint.short_digests import sha256_hex
 
 # A dependency whose "path" starts so is a marker: [root, recursive] -> fingerprint.
@@ -37,12 +37,12 @@ Stat = tuple[int, int]
 
 
 def listed_key(root: str, recursive: bool) -> str:
-    return LISTED_PREFIX + json.dumps([root, recursive])
+    return LISTED_PREFIX + dumps([root, recursive])
 
 
 def parse_listed_key(dep: str) -> tuple[str, bool] | None:
     try:
-        root, recursive = json.loads(dep[len(LISTED_PREFIX) :])
+        root, recursive = loads(dep[len(LISTED_PREFIX) :])
     except (ValueError, TypeError):
         return None
     if type(root) is not str or type(recursive) is not bool:

@@ -10,7 +10,6 @@ Markdown come from `Diagnostic.url` (via `qlint.reporters.rule_url`), never buil
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 
 from qlint import __version__
@@ -57,6 +56,8 @@ def to_json(rollout: Rollout, unsafe: bool) -> str:
         "remaining": sum(sum(r["remaining"].values()) for r in repos),
         "files_changed": sum(len(r["files_changed"]) for r in repos),
     }
+    import json  # for this report alone: a run's start-up never needs it (`plain_json`)
+
     return json.dumps({"mode": rollout.mode, "repositories": repos, "totals": totals}, indent=2) + "\n"
 
 

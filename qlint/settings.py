@@ -7,14 +7,13 @@ server only ever see this type.
 from __future__ import annotations
 
 import fnmatch
-import json
 import re
 import sys
 from functools import cached_property
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from qlint import __version__, registry
+from qlint import __version__, plain_json, registry
 from qlint.rules.base import Rule
 from qlint.short_digests import file_digest, sha256_hex
 from qlint.value_classes import field, value_class
@@ -158,7 +157,7 @@ class Settings:
             "opts": repr(self.rule_options),
             "plugins": _plugin_fingerprint(tuple(sorted(self.enabled_codes))),
         }
-        return sha256_hex(json.dumps(data, sort_keys=True).encode())[:16]
+        return sha256_hex(plain_json.dumps(data, sort_keys=True).encode())[:16]
 
 
 def _glob_match(rel: str, pattern: str) -> bool:

@@ -11,7 +11,8 @@ from qlint.analysis.wrapper_record import Record, from_data
 # 2: with the names of the helpers forwarding to QL101's sinks.
 # 3: the stats kept in the tree's snapshot (`tree_snapshot`), where there is one; a reader of 2
 # would take its missing table for damage.
-_HEADER = b"qlint-wrappers-3\n"
+# 4: with the names' digest (`wrapper_record.digest_of`), not worked out again at each read.
+_HEADER = b"qlint-wrappers-4\n"
 
 
 class WrapperStore:

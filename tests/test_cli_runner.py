@@ -351,6 +351,8 @@ def test_a_run_the_cache_answers_imports_no_analysis(tmp_path):
     heavy += ("hashlib", "_hashlib")
     # Nor `signal` (its enums: ~3 M instructions): only a run that forks blocks Ctrl-C.
     heavy += ("signal", "qlint.analysis.held_interrupts")
+    # Nor `json` (~5 M instructions): its dependency keys and settings are plain (`plain_json`).
+    heavy += ("json",)
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n')
     argv = [sys.executable, "-c", f"HEAVY = {heavy!r}; LAYOUT = {layout!r}; {code}", str(src), str(tmp_path / "cache")]
     first = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, check=True)

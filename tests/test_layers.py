@@ -12,7 +12,8 @@ import qlint
 ROOT = Path(qlint.__file__).resolve().parent
 # What the analysis layer may import from the rest of qlint: the layers below it
 # (`qlint.value_classes`, which imports nothing of qlint, makes the classes of every layer;
-# `qlint.short_digests`, which imports nothing of qlint either, hashes for every layer).
+# `qlint.short_digests`, which imports nothing of qlint either, hashes for every layer;
+# `qlint.plain_json`, which imports nothing of qlint, spells the cache's keys).
 BELOW_ANALYSIS = (
     "qlint.analysis",
     "qlint.diagnostic",
@@ -22,6 +23,7 @@ BELOW_ANALYSIS = (
     "qlint.value_classes",
     "qlint.short_digests",
     "qlint.lazy_patterns",
+    "qlint.plain_json",
 )
 
 

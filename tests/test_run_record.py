@@ -128,6 +128,22 @@ def test_exit_zero_and_quiet_runs_read_the_same_record(tmp_path, tree, capsys, a
     assert answers == [False, True, True, True]
 
 
+def test_the_record_stats_its_files_in_one_flat_list(tmp_path, tree, capsys, answers, monkeypatch):
+    """The files the walk found are stat'ed and compared as one flat list of integers (in C),
+    not by a Python call and a tuple each: only the other paths the lookups looked at (a
+    dependency, an absent module) go through `_stat`."""
+    cache = tmp_path / "cache"
+    cold = _cold(capsys, [tree])
+    _warm_up(capsys, cache, [tree])
+    calls: list[str] = []
+    real = run_record._stat
+    monkeypatch.setattr(run_record, "_stat", lambda path: calls.append(path) or real(path))
+    assert _run(capsys, cache, [tree]) == cold
+    assert answers == [False, True]
+    files = {str(p) for p in tree.rglob("*.py")}
+    assert calls and not files & set(calls)
+
+
 def _after(tmp_path, tree, capsys, answers, change) -> None:
     """After `change` the record does not answer, and the run matches a cold run."""
     cache = tmp_path / "cache"

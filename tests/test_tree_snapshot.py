@@ -198,6 +198,20 @@ def test_a_record_keeps_its_snapshot_and_rejects_a_damaged_one(tmp_path, listed_
     assert plain is not None and plain.snapshot is None and not plain.unchanged()
 
 
+def test_a_record_read_back_takes_the_digest_it_kept(tmp_path, listed_from_now, monkeypatch):
+    """The names' digest is kept with them and read back, not worked out again at each read
+    (800 names sorted and hashed on ExecuTorch); a record without one is no record."""
+    snapshot = _taken(tmp_path, listed_from_now)
+    record = wrapper_record.Record(str(tmp_path), {"f", "g"}, {"C"}, None, {"s"}, set(), snapshot)
+    assert record.digest == wrapper_record.digest_of({"f", "g"}, {"C"}, {"s"}, set())
+    data = record.to_data()
+    monkeypatch.setattr(wrapper_record, "digest_of", lambda *a: pytest.fail("worked out again"))
+    again = wrapper_record.from_data(data, str(tmp_path))
+    assert again is not None and again.digest == record.digest
+    for bad in ({k: v for k, v in data.items() if k != "digest"}, {**data, "digest": 3}):
+        assert wrapper_record.from_data(bad, str(tmp_path)) is None
+
+
 def _tree_stats(snapshot: tree_snapshot.Snapshot) -> dict[str, tuple[int, int]]:
     values = snapshot.file_stats
     return {p: (values[2 * i], values[2 * i + 1]) for i, p in enumerate(snapshot.files)}

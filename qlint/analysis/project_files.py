@@ -18,7 +18,6 @@ either a file the result read (its own digest decides) or holds none of the scan
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import time
 from collections.abc import Iterable, Mapping
@@ -26,6 +25,7 @@ from collections.abc import Iterable, Mapping
 from qlint.analysis.racy_stats import RACY_NS
 from qlint.analysis.recent_entries import RecentEntries
 from qlint.analysis.skipped_dirs import walked
+from qlint.plain_json import dumps, loads
 
 # A dependency whose "path" starts so is a listing (`listing_dependency`), never a file.
 LISTING_PREFIX = "qlint-listing:"
@@ -380,7 +380,7 @@ _LAST_READS: RecentEntries[tuple[str, bool, str], tuple[dict, list]] = RecentEnt
 def listing_dependency(root: str, recursive: bool, needles: Iterable[str]) -> str:
     """The dependency standing for "no other file under `root` holds one of `needles`": a
     scan that skips the files without them depends on no new such file appearing."""
-    return LISTING_PREFIX + json.dumps([os.path.abspath(root), bool(recursive), sorted(set(needles))])
+    return LISTING_PREFIX + dumps([os.path.abspath(root), bool(recursive), sorted(set(needles))])
 
 
 def parse_listing_dependency(dep: str) -> tuple[str, bool, tuple[bytes, ...]] | None:
@@ -388,7 +388,7 @@ def parse_listing_dependency(dep: str) -> tuple[str, bool, tuple[bytes, ...]] | 
     if not dep.startswith(LISTING_PREFIX):
         return None
     try:
-        root, recursive, needles = json.loads(dep[len(LISTING_PREFIX) :])
+        root, recursive, needles = loads(dep[len(LISTING_PREFIX) :])
     except ValueError:
         return None
     if type(root) is not str or type(recursive) is not bool or type(needles) is not list:
