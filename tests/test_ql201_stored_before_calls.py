@@ -112,6 +112,14 @@ LOUD = {
     ),
     "a second caller storing nothing": _reload("        model.train()\n        return self._quantize()\n"),
     "a second caller training it first": _reload("        self.model.train()\n        return self._quantize()\n"),
+    "reassigned after the eval": _load(
+        "        self.model = Net().eval()\n        if device:\n            self.n = 1\n"
+        "        self.model = Net()\n        self._quantize()\n"
+    ),
+    "reassigned in the branch after the eval": _load(
+        "        self.model = Net().eval()\n        if device:\n            self.model = Net()\n"
+        "            self._quantize()\n"
+    ),
     "stored in a branch, called after it": _load(
         "        if device:\n            self.model = Net().eval()\n        self._quantize()\n"
     ),
