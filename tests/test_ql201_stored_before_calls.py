@@ -205,3 +205,42 @@ def test_a_subclass_overriding_one_storing_method_keeps_the_report(tmp_path):
     sub = "from pkg.net import Net\nfrom pkg.step import Step\n\n\nclass Trained(Step):\n"
     sub += "    def reload(self, model):\n        self.model = Net()\n        return self._quantize()\n"
     assert _rows(tmp_path, STEP, trained=sub) == [PTQ_QUANTIZE_MODULE_CAPTURE_ROW]
+
+
+# The method captures the attribute itself: PTQ quiet after the eval-mode stores, QAT
+# reported (QL202) as captured in eval mode, the call in a branch of one of two callers.
+DIRECT = """\
+import copy
+
+import torch
+from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e, prepare_qat_pt2e
+
+
+class Q:
+    def load(self, model, qat):
+        self.model = copy.deepcopy(model).eval()
+        if qat:
+            return self._qat()
+        return self._ptq()
+
+    def reload(self, model):
+        self.model = copy.deepcopy(model).MODE()
+        return self._ptq()
+
+    def _ptq(self):
+        ep = torch.export.export(self.model, (1,))
+        return prepare_pt2e(ep.module(), None)
+
+    def _qat(self):
+        ep = torch.export.export(self.model, (1,))
+        return prepare_qat_pt2e(ep.module(), None)
+"""
+QAT_ROW = [i + 1 for i, line in enumerate(DIRECT.splitlines()) if "torch.export.export" in line][1]
+
+
+@pytest.mark.parametrize(("rule", "expected"), [("QL201", []), ("QL202", [QAT_ROW])])
+def test_a_capture_in_the_method_reads_the_stored_mode(tmp_path, rule, expected):
+    # (A caller storing a train-mode model leaves the attribute unknown, not in train mode: a
+    # capture in the class of an attribute it cannot read is quiet by issue 14 item 7's policy.)
+    root = package_repository(tmp_path / "repo", q=DIRECT.replace("MODE", "eval"))
+    assert rows_of(check_file(root / "pkg" / "q.py", (rule,)).diagnostics) == expected
