@@ -89,6 +89,34 @@ def test_a_train_store_in_another_method_is_reported_in_one_module(tmp_path):
     assert _same(tmp_path, EXPORTER.replace("MODE", "eval") + other) == [CAPTURE_ROW]
 
 
+# The copy's parameters frozen between its switch and its store (`grad_loops`), as
+# Ultralytics' exporter freezes them: the loop sets flags of tensors, not a module's mode.
+FROZEN = {
+    "parameters": "        for p in model.parameters():\n            p.requires_grad = False\n",
+    "named parameters": "        for name, p in model.named_parameters():\n            p.requires_grad_(False)\n",
+}
+
+
+def test_parameters_frozen_between_the_switch_and_the_store_keep_the_mode(tmp_path):
+    for i, (what, loop) in enumerate(FROZEN.items()):
+        frozen = EXPORTER.replace("        self.model = model\n", loop + "        self.model = model\n")
+        assert _cross(tmp_path / f"e{i}", frozen.replace("MODE", "eval")) == [], what
+        assert _cross(tmp_path / f"t{i}", frozen.replace("MODE", "train")) == [CAPTURE_ROW], what
+
+
+def test_a_loop_doing_more_than_freezing_between_the_switch_and_the_store_is_reported(tmp_path):
+    loops = {
+        "modules trained": "        for m in model.modules():\n            m.train()\n",
+        "the model trained in the loop": (
+            "        for p in model.parameters():\n            p.requires_grad = False\n            model.train()\n"
+        ),
+        "the flag from a call": "        for p in model.parameters():\n            p.requires_grad = keep(model)\n",
+    }
+    for i, (what, loop) in enumerate(loops.items()):
+        text = EXPORTER.replace("        self.model = model\n", loop + "        self.model = model\n")
+        assert _cross(tmp_path / str(i), text.replace("MODE", "eval")) == [CAPTURE_ROW], what
+
+
 # Look-alikes whose attribute's mode is not known: the caller in another module is not
 # harmless, as on main (a caller in the helper's own module passing an attribute it cannot
 # read stays quiet by issue 14 item 7's measured policy, `capture_common._mode_left_open`).

@@ -3,7 +3,8 @@ attribute the private method hands to a capturing helper (issue 14, stop 54 note
 KAZU-like `self.model = AutoModel.from_pretrained(...)` stored by an ordinary method, not
 one `__init__` calls; `init_calls`).
 
-The store and the call are statements of the calling method's own body, in that order, with
+The store and the call are statements of the calling method's own body (or of its `if`
+branches: `tests/test_ql201_stored_before_calls.py`), in that order, with
 only plain stores and mode-keeping steps (`.eval()`, device moves, casts) of the attribute
 between: the called method finds the attribute as that store left it. Another reference to
 the method (in its class, its module, another module of the project, or a string that could
@@ -82,6 +83,9 @@ QUIET = {
     "called in an assignment": _load(
         "        self.model = Net().eval()\n        out = self._quantize()\n        return out\n"
     ),
+    "called in a branch after the store": _load(
+        "        self.model = Net().eval()\n        if device:\n            self._quantize()\n",
+    ),
 }
 
 LOUD = {
@@ -114,8 +118,8 @@ LOUD = {
         "        self.model = Net().eval()\n        tune(self.model)\n        self._quantize()\n",
         "",
     ),
-    "called in a branch": _load(
-        "        self.model = Net().eval()\n        if device:\n            self._quantize()\n",
+    "stored in a branch, called after it": _load(
+        "        if device:\n            self.model = Net().eval()\n        self._quantize()\n",
     ),
     "called before the store": _load("        self._quantize()\n        self.model = Net().eval()\n"),
     "also called from another method": _load(

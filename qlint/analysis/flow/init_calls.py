@@ -29,12 +29,24 @@ private one runs there only, after the store. Its facts are `CALLED_AFTER_STORE`
 verdict also requires that no other module of the project, no statement at the module's top
 level and no string that could form the name (`getattr(self, f"_{step}")`) reaches the
 method (`store_then_call.reached_elsewhere`).
+
+Several methods may call it so (issue 14, item 2: a `load` and a `reload` that each store the
+model, then quantize it): each call is read the same way, and the module may name the method
+in those calls only. A call may also sit in an `if` branch, or its `else`, of the calling
+method (through `if` statements only: a loop may run it again after it ran, a `try` handler
+after part of the block): what runs before it there is the statements before it in each block
+on the way and the tests passed, and a test must run nothing (no call) and name neither the
+attribute nor `self` but through other attributes. A store in a branch the call's path does
+not enter is a statement that is no plain store: the attribute is then not known. Between the
+store and the call, a loop that only freezes the model's parameters (`for p in
+self.model.parameters(): p.requires_grad = False`, `grad_loops`) keeps it as it was.
 """
 
 from __future__ import annotations
 
 import ast
 
+from qlint.analysis.flow.grad_loops import freezes_only
 from qlint.analysis.flow.model_apis import key, mode_call
 from qlint.analysis.flow.model_torch_nn import MODE_KEEPING_METHODS
 from qlint.analysis.flow.switched_stores import mode_before_store
@@ -48,54 +60,88 @@ _HOOKS = frozenset({"__setattr__", "__getattr__", "__getattribute__"})
 
 
 def evaled_before_call(scope, cls: ast.ClassDef, method: ast.AST, attr: str) -> ast.AST | None:
-    """The node that put `attr` (`self.model`) in eval mode before the one call of `method`,
-    made by another method of the class (`__init__` or not) from its own statements (the
-    `.eval()` call, the `from_pretrained` call, or the switch `mode_before_store` found), when
-    the reading above holds; else None."""
+    """The node that put `attr` (`self.model`) in eval mode before each call of `method`,
+    made by other methods of the class (`__init__` or not) from their own statements or their
+    `if` branches (the `.eval()` call, the `from_pretrained` call, or the switch
+    `mode_before_store` found; the first caller's), when the reading above holds; else None."""
     name = getattr(method, "name", "")
     if not name.startswith("_") or name.endswith("__") or getattr(method, "decorator_list", True):
         return None
     if not any(s is method for s in cls.body):
         return None
-    found = kept_on_node(method, "_qlint_store_caller", lambda m: _caller(cls, m, name))
+    found = kept_on_node(method, "_qlint_store_callers", lambda m: _callers(cls, m, name))
     if not found or _hooks(cls, attr):
         return None
-    caller, at = cls.body[found[0]], found[1]
-    switch = _evaled_before(caller.body[:at], attr)
-    if switch is None or not _named_once(scope, cls, name):
+    first = None
+    for at, path in found:
+        switch = _evaled_before(_before(cls.body[at], path), attr)
+        if switch is None:
+            return None
+        first = first or switch
+    if not _named_only_there(scope, cls, name, len(found)):
         return None
-    return switch
+    return first
 
 
-def _caller(cls: ast.ClassDef, method: ast.AST, name: str) -> tuple[int, int] | tuple[()]:
-    """(the position in `cls`'s body of its method, undecorated, `self` its first parameter,
-    that calls `self.<name>(...)` from a statement of its own body; that statement's position
-    there), when one does and `method` itself touches `self` only through attributes and
-    cannot suspend; else `()`. Positions, not nodes: kept on `method`'s node, a reference back
-    to another method could close a cycle of nodes."""
-    found = kept_on_node(cls, "_qlint_top_self_calls", _top_self_calls).get(name, ())
-    if len(found) != 1 or cls.body[found[0][0]] is method:
+def called_times(cls: ast.ClassDef, name: str) -> int:
+    """How many calls of `self.<name>(...)` the class's methods make from their own statements
+    or their `if` branches (`_self_calls`): the namings of the method its module may hold."""
+    return len(kept_on_node(cls, "_qlint_self_calls", _self_calls).get(name, ()))
+
+
+def _callers(cls: ast.ClassDef, method: ast.AST, name: str) -> tuple[tuple[int, tuple], ...]:
+    """(the position in `cls`'s body of a method, undecorated, `self` its first parameter,
+    that calls `self.<name>(...)` from a statement of its own body or of its `if` branches;
+    the path to that statement there, `_self_calls`) for each such call, when `method` makes
+    none of them and touches `self` only through attributes and cannot suspend; else `()`.
+    Positions, not nodes: kept on `method`'s node, a reference back to another method could
+    close a cycle of nodes."""
+    found = kept_on_node(cls, "_qlint_self_calls", _self_calls).get(name, ())
+    if not found or any(cls.body[at] is method for at, _ in found):
         return ()
     if not _touches_no_self(method.body) or _suspends(method.body):
         return ()
-    return found[0]
+    return found
 
 
-def _top_self_calls(cls: ast.ClassDef) -> dict[str, tuple[tuple[int, int], ...]]:
-    """name -> (position of the method in `cls`'s body, of the statement in the method's) of
-    each `self.<name>(...)` call (`_self_call`) of a statement of an undecorated method's own
-    body: one walk of the class's top-level statements, however many of its methods ask."""
-    found: dict[str, list[tuple[int, int]]] = {}
+def _self_calls(cls: ast.ClassDef) -> dict[str, tuple[tuple[int, tuple], ...]]:
+    """name -> (position of the method in `cls`'s body, the path to the statement) of each
+    `self.<name>(...)` call (`_self_call`) of a statement of an undecorated method's own body
+    or, through `if` statements only, of one of their branches: one walk of the class's
+    top-level statements, however many of its methods ask. A path is a tuple of (position in
+    the block, branch): 1 into an `if`'s body, 0 into its `else`, -1 at the call's statement."""
+    found: dict[str, list[tuple[int, tuple]]] = {}
     for i, caller in enumerate(cls.body):
         if not isinstance(caller, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         if caller.decorator_list or not caller.args.args or caller.args.args[0].arg != "self":
             continue
-        for at, stmt in enumerate(caller.body):
-            call = _self_call(stmt)
-            if call is not None:
-                found.setdefault(call.func.attr, []).append((i, at))
+        stack: list[tuple[list[ast.stmt], tuple]] = [(caller.body, ())]
+        while stack:
+            stmts, path = stack.pop()
+            for at, stmt in enumerate(stmts):
+                call = _self_call(stmt)
+                if call is not None:
+                    found.setdefault(call.func.attr, []).append((i, (*path, (at, -1))))
+                elif isinstance(stmt, ast.If):
+                    stack.append((stmt.body, (*path, (at, 1))))
+                    stack.append((stmt.orelse, (*path, (at, 0))))
     return {name: tuple(places) for name, places in found.items()}
+
+
+def _before(caller: ast.AST, path: tuple) -> list[ast.AST]:
+    """What runs in `caller` before the call at `path`, in order: the statements before it in
+    each block on the way, and each `if` test passed (an expression)."""
+    ran: list[ast.AST] = []
+    stmts = caller.body
+    for at, branch in path:
+        ran.extend(stmts[:at])
+        if branch < 0:
+            break
+        node = stmts[at]
+        ran.append(node.test)
+        stmts = node.body if branch else node.orelse
+    return ran
 
 
 def _hooks(cls: ast.ClassDef, attr: str) -> bool:
@@ -144,17 +190,17 @@ def _suspends(nodes: list[ast.AST]) -> bool:
     return False
 
 
-def _evaled_before(stmts: list[ast.stmt], attr: str) -> ast.AST | None:
-    """The switch that leaves `attr` in eval mode at the end of `stmts` (the calling method's
-    statements before the call), read from its last store there and the statements after it."""
-    last = next((i for i in range(len(stmts) - 1, -1, -1) if _stores(stmts[i], attr)), None)
+def _evaled_before(ran: list[ast.AST], attr: str) -> ast.AST | None:
+    """The switch that leaves `attr` in eval mode at the end of `ran` (what the calling method
+    runs before the call, `_before`), read from its last store there and what runs after it."""
+    last = next((i for i in range(len(ran) - 1, -1, -1) if _stores(ran[i], attr)), None)
     if last is None:
         return None
-    store = stmts[last]
+    store = ran[last]
     if isinstance(store, ast.Assign) and len(store.targets) != 1:
         return None
     switch = _evaled_value(store.value)
-    known = mode_before_store(stmts, last) if switch is None else None
+    known = mode_before_store(ran, last) if switch is None else None
     if known is not None:
         if known[0] != "eval":
             return None
@@ -163,8 +209,11 @@ def _evaled_before(stmts: list[ast.stmt], attr: str) -> ast.AST | None:
         return None  # `self.model = Net()` may still be evaled below; an alias may not
     if not _touches_no_self([store.value]) or _suspends([store.value]):
         return None
-    for stmt in stmts[last + 1 :]:
-        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and key(_receiver(stmt.value)) == attr:
+    for stmt in ran[last + 1 :]:
+        if isinstance(stmt, ast.expr):
+            if not _plain_value(stmt, attr):
+                return None  # an `if` test that may run code
+        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and key(_receiver(stmt.value)) == attr:
             call = stmt.value
             mode = mode_call(call)
             if mode is not None and mode[1] == "eval":
@@ -173,7 +222,7 @@ def _evaled_before(stmts: list[ast.stmt], attr: str) -> ast.AST | None:
                 return None  # `.train()`, or a method that may switch its parts
             if not _touches_no_self([*call.args, *(kw.value for kw in call.keywords)]):
                 return None
-        elif not _plain_store(stmt, attr):
+        elif not _plain_store(stmt, attr) and not freezes_only(stmt, attr):
             return None
     return switch
 
@@ -221,10 +270,16 @@ def _plain_store(stmt: ast.stmt, attr: str) -> bool:
         return False  # `self.model.training = True`, `model.training = True` set a mode
     if any(isinstance(t, ast.Name) and t.id == "self" for t in targets):
         return False  # the call would run on another object
-    if any(key(n) == attr for n in ast.walk(stmt.value)):
+    return _plain_value(stmt.value, attr)
+
+
+def _plain_value(value: ast.expr, attr: str) -> bool:
+    """An expression that runs no call and cannot suspend, reads nothing of `self` but
+    attributes, and does not name `attr`: evaluating it cannot reach the model."""
+    if any(key(n) == attr for n in ast.walk(value)):
         return False
     runs = (ast.Call, *_SUSPENDS)
-    return _touches_no_self([stmt.value]) and not any(isinstance(n, runs) for n in ast.walk(stmt.value))
+    return _touches_no_self([value]) and not any(isinstance(n, runs) for n in ast.walk(value))
 
 
 def _other_field(target: ast.expr, field: str) -> bool:
@@ -260,10 +315,10 @@ def _touches_no_self(nodes: list[ast.AST]) -> bool:
     return bare == owned
 
 
-def _named_once(scope, cls: ast.ClassDef, name: str) -> bool:
-    """`name` is named once in the class (its call in `__init__`; the `def` is no name
-    node) and nowhere in the module's other classes and functions."""
-    if sum(1 for node in ast.walk(cls) if _names(node, name)) != 1:
+def _named_only_there(scope, cls: ast.ClassDef, name: str, calls: int) -> bool:
+    """`name` is named in the class by its `calls` calls alone (the `def` is no name node) and
+    nowhere in the module's other classes and functions."""
+    if sum(1 for node in ast.walk(cls) if _names(node, name)) != calls:
         return False
     others = [c.node for c in scope.classes.values() if c.node is not cls]
     for tree in [*others, *scope.functions.values()]:
@@ -279,4 +334,4 @@ def _names(node: ast.AST, name: str) -> bool:
     return (isinstance(node, ast.Attribute) and node.attr == name) or (isinstance(node, ast.Name) and node.id == name)
 
 
-__all__ = ["evaled_before_call"]
+__all__ = ["called_times", "evaled_before_call"]

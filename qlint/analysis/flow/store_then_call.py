@@ -1,13 +1,14 @@
-"""Whether a private method that one method of its class calls right after storing an
-attribute (`init_calls`) can be reached any other way.
+"""Whether a private method that methods of its class call after storing an attribute
+(`init_calls`) can be reached any other way.
 
 The model flow reads the method's `self.<attr>` as its one caller left it only when nothing
 else in the class, or in the module's classes and functions, names the method. The caller
 verdict that lets such a fact vouch for a helper's capture also asks the rest of the
 project, strictly:
 
-- the module holding the class names the method exactly once (its call), statements at the
-  module's top level included (`STEP._quantize()` under `if __name__ == "__main__":`);
+- the module holding the class names the method only in its calls from the class's storing
+  methods (`init_calls.called_times`), statements at the module's top level included
+  (`STEP._quantize()` under `if __name__ == "__main__":`);
 - no other module of the project loads the name (`project_search.named_elsewhere`; unknown,
   as when too many modules hold it, counts as reached), nor does the checked module;
 - neither module could form the name for a dynamic lookup: a string equal to it, an f-string,
@@ -26,8 +27,10 @@ import ast
 import re
 
 from qlint.analysis.context import FileContext
+from qlint.analysis.flow.init_calls import called_times
 from qlint.analysis.flow.project_search import named_elsewhere
 from qlint.analysis.node_memo import kept_on_node
+from qlint.analysis.tree_walk import walk_kinds
 
 # Lookups by a name given as their argument (`getattr(obj, name)`), the position of the name.
 _LOOKUPS = {"getattr": 1, "hasattr": 1, "attrgetter": 0, "methodcaller": 0, "__getattribute__": 0}
@@ -37,19 +40,26 @@ _PERCENT = r"%(?:\([^)]*\))?[-#0 +]*(?:\*|\d+)?(?:\.(?:\*|\d+))?[a-zA-Z%]"
 _BRACES = r"\{[^{}]*\}"
 # Lookups of every member at once.
 _ALL_MEMBERS = frozenset({"vars", "dir", "getmembers"})
+_CLASSES = frozenset({ast.ClassDef})
 
 
 def reached_elsewhere(ctx: FileContext, home: FileContext, method: ast.AST) -> bool:
     """`method` (a method of a class of module `home`) may run from somewhere other than its
     one call in its class, as far as the project shows (see the module's docstring)."""
     name = getattr(method, "name", None)
-    if not name:
+    cls = _class_of(home.tree, method)
+    if not name or cls is None:
         return True
-    if _reaches(home.tree, name, 1):
+    if _reaches(home.tree, name, called_times(cls, name)):
         return True
     if ctx is not home and _reaches(ctx.tree, name, 0):
         return True
     return named_elsewhere(ctx, name, home.path) is not False
+
+
+def _class_of(tree: ast.Module, method: ast.AST) -> ast.ClassDef | None:
+    """The class of `tree` whose body holds `method`."""
+    return next((c for c in walk_kinds(tree, _CLASSES) if any(s is method for s in c.body)), None)
 
 
 def _reaches(tree: ast.Module, name: str, allowed: int) -> bool:

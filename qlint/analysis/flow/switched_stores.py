@@ -14,7 +14,8 @@ of what it stores: the name was switched (`model.eval()` / `model.train()`, a co
 by an earlier statement of the same block with nothing between that names it but torch's
 `nn.Module` methods that return the module itself in the mode it was in (`model.float()`,
 `model = model.to(device)`: they move or cast parameters and buffers, never touch
-`training`), or the stored value is the switch itself (`self.model = model.eval()`,
+`training`) and loops that only freeze its parameters (`for p in model.parameters():
+p.requires_grad = False`, `grad_loops`), or the stored value is the switch itself (`self.model = model.eval()`,
 `model.eval().half()`). The name must not be read again after the store (no alias left
 through which the method could switch the stored model later: no later statement, no nested
 function or lambda names it, no `global`/`nonlocal` makes it another scope's), and the store
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import ast
 
+from qlint.analysis.flow.grad_loops import freezes_only
 from qlint.analysis.flow.model_apis import key, mode_call
 from qlint.analysis.flow.model_torch_nn import MODE_KEEPING_METHODS, arguments_run_nothing
 from qlint.analysis.node_memo import kept_on_node
@@ -89,8 +91,8 @@ def _mode_at_store(stmts: list[ast.stmt], i: int) -> tuple[str, ast.Call, str] |
             receiver, mode = switch
             if isinstance(_kept(receiver), ast.Name) and _kept(receiver).id == value.id:
                 return (mode, _switch_node(stmt.value), value.id) if mode in ("eval", "train") else None
-        if _keeps_mode_of(stmt, value.id):
-            continue  # `model.float()`, `model = model.to(device)`: the same module, same mode
+        if _keeps_mode_of(stmt, value.id) or freezes_only(stmt, value.id):
+            continue  # `model.float()`, `model = model.to(device)`, a loop freezing its parameters
         if any(isinstance(n, ast.Name) and n.id == value.id for n in ast.walk(stmt)):
             return None  # named between the switch and the store: it may switch it back
     return None
