@@ -28,7 +28,7 @@ from qlint.analysis.flow.installed_classes import installed_class, installed_pac
 from qlint.analysis.flow.lambda_tables import calls_own_lambda
 from qlint.analysis.flow.listed_parts import runs_listed_part
 from qlint.analysis.flow.model_torch_nn import CONTAINERS, torch_nn_kind
-from qlint.analysis.flow.registry_contents import UNKNOWN, looked_up
+from qlint.analysis.flow.registry_contents import UNKNOWN, holds_functions_only, looked_up
 from qlint.analysis.flow.stored_values import Slot, handed_names, stored_names
 from qlint.analysis.names.import_paths import module_bases
 from qlint.analysis.names.resolver import Resolver, dotted_parts
@@ -601,7 +601,8 @@ class ClassIndex:
     def _holds_no_model(self, name: ast.Name, resolver: Resolver, around: dict) -> bool:
         """A name whose object the class stores as a part (`stored_values`) holds no model:
         a constant of the module or a tensor a torch function made there, a function or class,
-        a builtin, an import of torch or the standard library. A variable of the function the
+        a registry of functions (`registry_contents.holds_functions_only`), a builtin, an import
+        of torch or the standard library. A variable of the function the
         class is written in, a module-level object built by another call, an import from
         elsewhere: it may hold any module."""
         scope = resolver.scope
@@ -613,14 +614,16 @@ class ClassIndex:
             root = qualname.split(".")[0]
             if root in sys.stdlib_module_names or root in _SAFE_ROOTS or root == "torch":
                 return True
-            return self._project_class(qualname) is not None or self._project_function(qualname) is not None
+            if self._project_class(qualname) is not None or self._project_function(qualname) is not None:
+                return True
+            return holds_functions_only(key, scope, self)  # `REG["default"]` of a registry of functions
         if key in scope.assigns:
             # A constant, or a tensor from a torch function (`WEIGHT = torch.ones(3)`).
             located = resolver.value_of(name)
             value = located.node if located is not None else None
             if isinstance(value, ast.Call):
                 return _torch_function(resolver.qualname(value.func) or "")
-            return value is not None and _constant(value)
+            return (value is not None and _constant(value)) or holds_functions_only(key, scope, self)
         return key in scope.functions or key in scope.classes or key in _BUILTINS
 
     def _function_content(self, func: ast.AST, resolver: Resolver, found: set[str], depth: int) -> bool:

@@ -49,6 +49,7 @@ from qlint.analysis.tree_walk import parents as tree_parents
 
 UNKNOWN = "unknown"  # a registry lookup whose classes are not known
 _READ_METHODS = frozenset({"get", "keys", "values", "items"})
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _HOPS = 4  # re-exports followed from the name used to the module binding it
 # (project, its check count, a weak reference to the checked file's context): the check whose
 # project search a content reading may use. Weak: the context holds the analyses that read.
@@ -92,16 +93,9 @@ def looked_up(node: ast.expr, resolver, index, local_classes: dict, make_class):
     if home is None:
         return None
     scope, registry, decorator = home
-    ctx = _context(index.project)
-    if ctx is None:
-        return UNKNOWN
-    memo = ctx.cache.setdefault("registry_contents", {})
-    asked = (os.path.abspath(scope.path), registry)
-    if asked not in memo:
-        memo[asked] = _registered(ctx, scope, registry, decorator)
-    registered = memo[asked]
-    if registered is None:
-        return UNKNOWN
+    registered = _memo_registered(_context(index.project), scope, registry, decorator)
+    if registered is None or any(type(cls) is not ast.ClassDef for _, cls, _ in registered):
+        return UNKNOWN  # a function registered beside them: what a lookup builds is not read here
     if isinstance(key, ast.Constant):
         classes = [make_class(cls, scope) for k, cls, scope in registered if k == key.value]
     else:
@@ -112,6 +106,34 @@ def looked_up(node: ast.expr, resolver, index, local_classes: dict, make_class):
             return UNKNOWN
         classes.append(found)
     return classes
+
+
+def holds_functions_only(name: str, scope, index) -> bool:
+    """`name` in `scope` is a registry the decorator fills with functions alone, as
+    `ROTARY_EMB_REGISTRY` beside the norms: what a class stores from it (`self.rope =
+    REG["default"]`) is a function of the project, no module, as a function named directly
+    is (`model_classes._holds_no_model`). Each registered function carries that decorator
+    alone: another one below it would hand the registry what it returns."""
+    home = _home(name, scope, index)
+    if home is None:
+        return False
+    home_scope, registry, decorator = home
+    registered = _memo_registered(_context(index.project), home_scope, registry, decorator)
+    return bool(registered) and all(
+        type(node) in _FUNCTIONS and all(_registers(d, decorator) for d in node.decorator_list)
+        for _, node, _ in registered
+    )
+
+
+def _memo_registered(ctx, scope, registry: str, decorator: str):
+    """`_registered`, once per registry and check; None without a check's context."""
+    if ctx is None:
+        return None
+    memo = ctx.cache.setdefault("registry_contents", {})
+    asked = (os.path.abspath(scope.path), registry)
+    if asked not in memo:
+        memo[asked] = _registered(ctx, scope, registry, decorator)
+    return memo[asked]
 
 
 def _home(name: str, scope, index):
@@ -217,21 +239,15 @@ def _read(node: ast.Name, parent: ast.AST | None, parents: Parents) -> bool:
     )
 
 
-def _decorated(tree: ast.Module, decorator: str, home: bool) -> list[tuple[object, ast.ClassDef]] | None:
-    """(key, class) for each `@decorator("key")` on a top-level class of `tree`; None when the
-    decorator appears in any other way (its own `def` in its home module aside)."""
-    decorating: dict[int, tuple[object, ast.ClassDef]] = {}
+def _decorated(tree: ast.Module, decorator: str, home: bool) -> list[tuple[object, ast.stmt]] | None:
+    """(key, class or function) for each `@decorator("key")` on a top-level class or function
+    of `tree`; None when the decorator appears in any other way (its own `def` in its home
+    module aside)."""
+    decorating: dict[int, tuple[object, ast.stmt]] = {}
     for stmt in tree.body:
-        if isinstance(stmt, ast.ClassDef):
+        if isinstance(stmt, (ast.ClassDef, *_FUNCTIONS)):
             for deco in stmt.decorator_list:
-                if (
-                    isinstance(deco, ast.Call)
-                    and isinstance(deco.func, ast.Name)
-                    and deco.func.id == decorator
-                    and len(deco.args) == 1
-                    and not deco.keywords
-                    and isinstance(deco.args[0], ast.Constant)
-                ):
+                if _registers(deco, decorator):
                     decorating[id(deco.func)] = (deco.args[0].value, stmt)
     found = []
     for node in ast.walk(tree):
@@ -242,6 +258,18 @@ def _decorated(tree: ast.Module, decorator: str, home: bool) -> list[tuple[objec
         elif _names_otherwise(node, decorator, tree.body if home else ()):
             return None
     return found
+
+
+def _registers(deco: ast.expr, decorator: str) -> bool:
+    """`@decorator("key")`: a registration under a constant key."""
+    return (
+        isinstance(deco, ast.Call)
+        and isinstance(deco.func, ast.Name)
+        and deco.func.id == decorator
+        and len(deco.args) == 1
+        and not deco.keywords
+        and isinstance(deco.args[0], ast.Constant)
+    )
 
 
 def _names_otherwise(node: ast.AST, name: str, own: list[ast.stmt]) -> bool:
@@ -256,4 +284,4 @@ def _names_otherwise(node: ast.AST, name: str, own: list[ast.stmt]) -> bool:
     return False
 
 
-__all__ = ["UNKNOWN", "checking", "looked_up", "lookup_parts"]
+__all__ = ["UNKNOWN", "checking", "holds_functions_only", "looked_up", "lookup_parts"]

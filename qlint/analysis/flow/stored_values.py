@@ -16,6 +16,11 @@ the class's module: a constant, a function or class, an import of torch or the s
 library holds no model; anything else (a variable of the enclosing function, a module-level
 model, an import from elsewhere) may.
 
+A loop's target (of a `for` or of a comprehension) holds the items of what it loops over:
+the names of that iterable, through the calls that pass items on (`enumerate(ms)`,
+`zip(a, b)`, `ms.items()`); `range(...)` gives numbers. A comprehension's targets are its own
+(`[Block(i) for i in range(n)]` binds no `i` of the method).
+
 The same holds for what a method hands a class of the project it builds (`self.b = Block(BN)`,
 `handed_names`): the part built keeps its arguments, and a class is read without them, so
 `Block` alone was judged. Its arguments' free names are read the same way; `model_classes`
@@ -70,6 +75,7 @@ def _handed_names(cls: ast.ClassDef) -> tuple[tuple[ast.Call, tuple[Slot, ...]],
             continue
         nodes = tree_walk.own_nodes(method)
         params = _parameters(method)
+        scoped = comprehension_targets(nodes)
         bound: list[dict[str, list[ast.expr]]] = []  # the method's locals, read once if needed
         for node in nodes:
             if type(node) is not ast.Call or not (node.args or node.keywords) or _handed_values(node):
@@ -81,12 +87,12 @@ def _handed_names(cls: ast.ClassDef) -> tuple[tuple[ast.Call, tuple[Slot, ...]],
             ]
             found: list[Slot] = []
             for position, keyword, value in slots:
-                names = [n for n in object_names(value) if n.id not in params and n.id != "self"]
+                names = [n for n in object_names(value) if id(n) in scoped or (n.id not in params and n.id != "self")]
                 if not names:
                     continue
                 if not bound:
                     bound.append(local_values(nodes))
-                free = _free(names, params, bound[0])
+                free = _free(names, params, bound[0], nodes, scoped)
                 if free:
                     found.append((position, keyword, tuple(free)))
             if found:
@@ -110,27 +116,103 @@ def _method_names(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Name]:
             targets = node.targets if kind is ast.Assign else [node.target]
             if any(_into_self(t) for t in targets):
                 stored.append(node.value)
-    todo = [n for value in stored for n in object_names(value) if n.id not in params and n.id != "self"]
+    if not stored:
+        return []
+    scoped = comprehension_targets(nodes)
+    todo = [
+        n for value in stored for n in object_names(value) if id(n) in scoped or (n.id not in params and n.id != "self")
+    ]
     if not todo:
         return []  # most methods store only what their calls build: no local is read
-    return _free(todo, params, local_values(nodes))
+    return _free(todo, params, local_values(nodes), nodes, scoped)
 
 
-def _free(todo: list[ast.Name], params: set[str], bound: dict[str, list[ast.expr]]) -> list[ast.Name]:
-    """The names free in the method that `todo` stand for: a local only through what it was
-    bound to (`m = inner; self.m = m`), a parameter or `self` not at all."""
+def _free(
+    todo: list[ast.Name],
+    params: set[str],
+    bound: dict[str, list[ast.expr]],
+    nodes: list[ast.AST],
+    scoped: dict[int, list[ast.expr]],
+) -> list[ast.Name]:
+    """The names free in the method (`nodes`) that `todo` stand for: a local only through what
+    it was bound to (`m = inner; self.m = m`; a loop's target through what the loop walks), a
+    comprehension's target (`scoped`, `comprehension_targets`) through what it walks, a
+    parameter or `self` not at all."""
     out: list[ast.Name] = []
     seen: set[str] = set()
+    loops: set[int] | None = None  # the ids of the method's `for` iterables, read once if needed
     while todo:
         name = todo.pop()
+        iterables = scoped.get(id(name))
+        if iterables is not None:
+            # Before `seen`: the comprehension's `i` is not the method's `i`.
+            todo.extend(n for iterable in iterables for n in iterated_names(iterable))
+            continue
         if name.id in seen or name.id in params or name.id == "self":
             continue
         seen.add(name.id)
         if name.id in bound:
-            todo.extend(n for value in bound[name.id] for n in object_names(value))
+            if loops is None:
+                loops = {id(n.iter) for n in nodes if isinstance(n, (ast.For, ast.AsyncFor))}
+            for value in bound[name.id]:
+                todo.extend(iterated_names(value) if id(value) in loops else object_names(value))
         else:
             out.append(name)
     return out
+
+
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+
+
+def comprehension_targets(nodes: list[ast.AST]) -> dict[int, list[ast.expr]]:
+    """For each name read inside a comprehension of `nodes` that one of its own loops binds,
+    by the name's id: the iterables of the loops binding it. The innermost comprehension
+    binding a name is its scope; the first iterable is read in the enclosing one, each later
+    iterable and condition sees the targets of the loops before it."""
+    out: dict[int, list[ast.expr]] = {}
+    for node in nodes:  # pre-order: an inner comprehension comes after the outer, and wins
+        if type(node) not in _COMPREHENSIONS:
+            continue
+        bound: dict[str, list[ast.expr]] = {}
+        for k, generator in enumerate(node.generators):
+            if k:
+                _bind_reads(generator.iter, bound, out)
+            for target in tree_walk.walk(generator.target):
+                if type(target) is ast.Name:
+                    bound.setdefault(target.id, []).append(generator.iter)
+            for condition in generator.ifs:
+                _bind_reads(condition, bound, out)
+        items = [node.key, node.value] if type(node) is ast.DictComp else [node.elt]
+        for item in items:
+            _bind_reads(item, bound, out)
+    return out
+
+
+def _bind_reads(expr: ast.expr, bound: dict[str, list[ast.expr]], out: dict[int, list[ast.expr]]) -> None:
+    if not bound:
+        return
+    for node in tree_walk.walk(expr):
+        if type(node) is ast.Name and node.id in bound:
+            out[id(node)] = list(bound[node.id])
+
+
+def iterated_names(iterable: ast.expr) -> list[ast.Name]:
+    """The names whose objects the items of looping over `iterable` may be (or hold): as
+    `object_names`, and through a call, its object and every argument (`enumerate(ms)`,
+    `zip(a, b)`, `ms.items()`, `sorted(ms, key=k)`), except `range`'s, whose items are numbers."""
+    if isinstance(iterable, ast.Call):
+        func = iterable.func
+        if isinstance(func, ast.Name) and func.id == "range":
+            return []
+        out = iterated_names(func.value) if isinstance(func, ast.Attribute) else []
+        for arg in [*iterable.args, *(k.value for k in iterable.keywords)]:
+            out.extend(iterated_names(arg.value if isinstance(arg, ast.Starred) else arg))
+        return out
+    if isinstance(iterable, ast.IfExp):
+        return [*iterated_names(iterable.body), *iterated_names(iterable.orelse)]
+    if isinstance(iterable, ast.BoolOp):
+        return [n for v in iterable.values for n in iterated_names(v)]
+    return object_names(iterable)
 
 
 def _into_self(target: ast.expr) -> bool:
@@ -214,5 +296,5 @@ def _comprehension_names(value, items: list[ast.expr]) -> list[ast.Name]:
     """A comprehension's items: its own targets stand for the items of what they loop over."""
     targets = {n.id for g in value.generators for n in tree_walk.walk(g.target) if isinstance(n, ast.Name)}
     out = [n for item in items for n in object_names(item) if n.id not in targets]
-    out.extend(n for g in value.generators for n in object_names(g.iter))
+    out.extend(n for g in value.generators for n in iterated_names(g.iter))
     return out
