@@ -57,12 +57,18 @@ class RemovedApi:
 APIS: dict[str, RemovedApi] = {
     api.qualname: api
     for api in (
-        RemovedApi(
-            "torch._export.capture_pre_autograd_graph",
-            "GraphModule",
-            ("f", "args", "kwargs", "dynamic_shapes"),
-            3,
-            {"f": "mod", "args": "args", "kwargs": "kwargs", "dynamic_shapes": "dynamic_shapes"},
+        *(
+            RemovedApi(
+                f"{module}.capture_pre_autograd_graph",
+                "GraphModule",
+                ("f", "args", "kwargs", "dynamic_shapes"),
+                3,
+                {"f": "mod", "args": "args", "kwargs": "kwargs", "dynamic_shapes": "dynamic_shapes"},
+            )
+            # Scripts try `torch.export` as the fallback of the `torch._export` import
+            # (DiffuLex Edge's quantizer): torch 2.13's `torch.export` has no such name (checked),
+            # so that fallback raises too and no branch of the shim works.
+            for module in ("torch._export", "torch.export")
         ),
         *(
             RemovedApi(
@@ -82,6 +88,8 @@ APIS: dict[str, RemovedApi] = {
     )
 }
 NAMES = frozenset(api.short for api in APIS.values())
+# Spellings torch.export never had (the API was `torch._export`'s): "gone" would misdescribe them.
+ABSENT = frozenset({"torch.export.capture_pre_autograd_graph"})
 
 
 @value_class

@@ -18,7 +18,15 @@ from qlint.analysis.edits import import_edits as ie
 from qlint.analysis.edits.pt2e_moves import worst
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.resolver import Resolver
-from qlint.analysis.removed_capture_apis import APIS, NAMES, REPLACEMENT, TARGET_RELEASE, RemovedApi, rewrite_call
+from qlint.analysis.removed_capture_apis import (
+    ABSENT,
+    APIS,
+    NAMES,
+    REPLACEMENT,
+    TARGET_RELEASE,
+    RemovedApi,
+    rewrite_call,
+)
 from qlint.analysis.tree_walk import parents as tree_parents
 from qlint.analysis.tree_walk import statement_lists
 from qlint.analysis.version_gates import ModuleConstants, is_version_test, taken
@@ -66,7 +74,7 @@ class RemovedCaptureApi(Rule):
             level = worst(level, edit_level)
             if reason:
                 reasons.append(reason)
-        message = f"`{api.qualname}` is gone from torch 2.13: {_advice(api)}"
+        message = f"{_subject(api)}: {_advice(api)}"
         fix = _fix(api, level, edits, reasons)
         return ctx.diagnostic(self, alias, message, fix, evidence=_evidence(api, uses, parents))
 
@@ -88,7 +96,7 @@ class RemovedCaptureApi(Rule):
                 func_text, extra = _attribute_replacement(ctx, resolver, node, api)
                 level, edits, reason = _use_edits(ctx, node, api, func_text, parents, whole=True)
                 edits = [*edits, *extra] if edits else []
-                message = f"`{api.qualname}` is gone from torch 2.13: {_advice(api)}"
+                message = f"{_subject(api)}: {_advice(api)}"
                 fix = _fix(api, level, edits, [reason] if reason else [])
                 yield ctx.diagnostic(self, node, message, fix, evidence=_evidence(api, [node], parents))
 
@@ -476,6 +484,12 @@ def _spells_export(node: ast.AST) -> bool:
         return False
     func = node.func
     return (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)) == _NEW_NAME
+
+
+def _subject(api: RemovedApi) -> str:
+    if api.qualname in ABSENT:
+        return f"`{api.module}` has no `{api.short}` on torch 2.13 (nor does `torch._export` any more)"
+    return f"`{api.qualname}` is gone from torch 2.13"
 
 
 def _advice(api: RemovedApi) -> str:
