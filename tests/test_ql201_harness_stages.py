@@ -126,6 +126,22 @@ def test_quantize(q, x):
     TrainTester(Net(), (x,)).quantize(q)
 """
 
+# ExecuTorch's XNNPACK Tester (current pin): a subclass relaying its keywords, the base's
+# `training` flag among them, to the base constructor; test_batch_norm passes training=True.
+RELAY_SUBCLASS = """\
+from pkg.stage import Net
+from pkg.tester import Tester
+
+
+class XTester(Tester):
+    def __init__(self, module, inputs, **kwargs):
+        super().__init__(module, inputs, **kwargs)
+
+
+def test_quantize(q, x):
+    XTester(Net(), (x,), training=True).quantize(q)
+"""
+
 # A test that runs the stage itself, on a model of its own.
 DIRECT = """\
 from pkg.stage import Net, Quantize
@@ -177,3 +193,9 @@ def test_a_stage_run_on_an_artifact_from_elsewhere_is_reported(tmp_path):
     assert _rows(tmp_path, FOLLOWED, direct=DIRECT) == [CAPTURE_ROW]
     evaled = DIRECT.replace("Quantize(q).run(Net(), (x,))", "Quantize(q).run(Net().eval(), (x,))")
     assert _rows(tmp_path / "evaled", FOLLOWED, direct=evaled) == []
+
+
+def test_a_subclass_relaying_the_training_flag_is_reported(tmp_path):
+    # The flag reaches the base's `module.train()` through `**kwargs`: a reading of subclass
+    # constructors, or of the constructions that leave `training` at its default, must see it.
+    assert _rows(tmp_path, FOLLOWED, sub=RELAY_SUBCLASS) == [CAPTURE_ROW]
