@@ -78,3 +78,29 @@ def test_a_run_sums_its_processes_and_compares_the_checkouts(tmp_path, monkeypat
     assert "this (" in out and ": 0.0 M instructions in 2 processes" in out  # 400 instructions
     assert "this / against: 1.333x" in out
     assert sorted(os.listdir(keep)) == ["cg.against.20.out", "cg.against.21.out", "cg.this.10.out", "cg.this.11.out"]
+
+
+def test_cached_runs_keep_their_cache_each_in_an_empty_directory_of_its_own(tmp_path, monkeypatch):
+    """`--cached`: a user's first run, which writes the cache later runs read (and pays for it),
+    not `--no-cache`."""
+    bench = _bench()
+    ran = {}
+
+    def fake_run(commands, cwd):
+        for label, (cmd, _) in commands.items():
+            cache = cmd[cmd.index("--cache-dir") + 1]
+            ran[label] = (cmd, os.path.exists(cache), os.path.dirname(cache) == cwd)
+        return {"this": 10, "against": 20}
+
+    monkeypatch.setattr(bench, "_run", fake_run)
+    monkeypatch.setattr(bench, "byte_compile", lambda checkout: None)
+    monkeypatch.setattr(bench.shutil, "which", lambda name: "/usr/bin/" + name)
+    other = tmp_path / "other"
+    other.mkdir()
+    assert bench.main([str(tmp_path), "--against", str(other), "--cached"]) == 0
+    caches = []
+    for cmd, existed, in_cwd in ran.values():
+        assert "--no-cache" not in cmd
+        assert not existed and in_cwd  # made empty by the run itself, removed with the run's directory
+        caches.append(cmd[cmd.index("--cache-dir") + 1])
+    assert len(set(caches)) == 2
