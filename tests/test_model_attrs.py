@@ -140,3 +140,49 @@ def test_an_evaled_attribute_switched_handed_or_built_twice_is_not_evaled():
     found = _sources(code)
     assert "self.a" not in found and "self.c" not in found
     assert isinstance(found["self.b"], Evaled) and len(found["self.b"].passed_on_in) == 1
+
+
+def test_only_calls_handing_over_a_recorded_name_are_asked_whether_they_keep_modes():
+    """`keeps_mode` resolves a call's callee: it is asked only of calls handing over a name
+    the reading records (`self.<attr>`, and in `__init__` any name), whose answer decides."""
+    code = """\
+    class Runner:
+        def __init__(self, model, n):
+            torch.manual_seed(0)
+            self.model = model
+            log(n)
+
+        def run(self, x):
+            print(x, 3)
+            capture(self.model)
+            copy_of(self.model)
+            step(x.y, self.other)
+    """
+    cls = ast.parse(textwrap.dedent(code)).body[0]
+    asked: list[str] = []
+
+    def keeps_mode(call: ast.Call) -> bool:
+        asked.append(ast.unparse(call))
+        return getattr(call.func, "id", "") == "capture"
+
+    found = attribute_sources(cls, lambda call: False, keeps_mode)
+    assert asked == ["log(n)", "capture(self.model)", "copy_of(self.model)", "step(x.y, self.other)"]
+    # The answers are those of asking every call: `capture` keeps the mode, `copy_of` may not,
+    # and `n` handed over in `__init__` is a name its calls may touch.
+    stored = found["self.model"]
+    assert isinstance(stored, Stored) and stored.param == "model"
+    assert stored.passed_on_in == frozenset({id(cls.body[1])})
+
+
+def test_a_stored_parameter_handed_only_to_mode_keeping_calls_is_passed_on_nowhere():
+    code = """\
+    class Runner:
+        def __init__(self, model):
+            self.model = model
+
+        def run(self, x):
+            capture(self.model, x)
+    """
+    cls = ast.parse(textwrap.dedent(code)).body[0]
+    found = attribute_sources(cls, lambda call: False, lambda call: call.func.id == "capture")
+    assert found["self.model"].passed_on_in == frozenset()

@@ -160,3 +160,27 @@ def test_a_cached_result_is_checked_again_after_the_moving_module_changes(tmp_pa
     again = run_check([str(runner)], settings, use_cache=True, jobs=1)
     assert again.cached == 0
     assert [[d.range.start.row for d in r.diagnostics] for r in again.results] == [[_row(IMPORTED)]]
+
+
+def test_the_methods_that_may_move_are_found_once_per_class(tmp_path, monkeypatch):
+    """Every QAT method of a suite asks which methods of its class may move a graph: the texts
+    of the class's methods are searched once for all of them, not once per method asking."""
+    from qlint.rules import moving_callees
+
+    asked: list[str] = []
+    may_move = moving_callees._may_move
+
+    def counted(home, words):
+        asked.append(words.strip().split("(")[0])
+        return may_move(home, words)
+
+    monkeypatch.setattr(moving_callees, "_may_move", counted)
+    body = RUN[RUN.index("    def run(self, data):") : RUN.index("    def _to_train")]
+    more = "".join(body.replace("def run(", f"def run{i}(") for i in range(3))
+    src = HEAD + RUN.replace("    def _to_train", more + "    def _to_train")
+    assert _rows(tmp_path, src) == []  # every run moves its graph through `self._to_train`
+    methods = ["def __init__", "def run", "def run0", "def run1", "def run2", "def _to_train"]
+    assert sorted(a for a in asked if a in methods) == sorted(methods)  # each searched once
+    moved_nowhere = src.replace("        move_exported_model_to_train(gm)\n", "        pass\n")
+    rows = [i + 1 for i, line in enumerate(moved_nowhere.splitlines()) if line == PREPARE]
+    assert len(rows) == 4 and _rows(tmp_path, moved_nowhere) == rows

@@ -108,7 +108,18 @@ def _method_movers(home: FileContext, body: ast.AST) -> tuple[str, ...]:
     cls = owner_class(home, body) if isinstance(body, _FUNCS) and _MOVE_WORD in home.text else None
     if cls is None:
         return ()
-    return tuple(name for name, method in cls.methods.items() if _may_move(home, _text_of(home, method)))
+    return tuple(name for name, method in cls.methods.items() if _method_may_move(home, method))
+
+
+def _method_may_move(home: FileContext, method: ast.AST) -> bool:
+    """`_may_move` of a method's text, once per method and check: every method of a test suite
+    asks which methods of its class may move a graph (ao's test_quantize_pt2e.py: ~280 texts
+    of methods sliced and searched again for each QAT test asking)."""
+    key = ("moving_callees.method_may_move", id(method))
+    found = home.cache.get(key)
+    if found is None or found[0] is not method:
+        found = home.cache[key] = (method, _may_move(home, _text_of(home, method)))
+    return found[1]
 
 
 def self_handed(home: FileContext, body: ast.AST, call: ast.Call, name: str) -> tuple[FileContext, ast.AST, str] | None:
@@ -155,7 +166,7 @@ def _own_method(home: FileContext, body: ast.AST, receiver: str, name: str) -> a
     if not params or params[0].arg != receiver or cls is None:
         return None
     method = cls.methods.get(name)
-    if not isinstance(method, ast.FunctionDef) or not _may_move(home, _text_of(home, method)):
+    if not isinstance(method, ast.FunctionDef) or not _method_may_move(home, method):
         return None
     key = ("moving_callees.sole", name)
     sole = home.cache.get(key)

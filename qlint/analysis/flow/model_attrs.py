@@ -167,13 +167,19 @@ def attribute_sources(
         return out
     rebound = {n for n, bound in function_assigns(init).items() if len(bound) > 1} if init is not None else set()
     for call, method in calls:
-        if keeps_mode is not None and keeps_mode(call):
+        # Only the names a call hands over that the loop records are read (`self.<attr>`, and
+        # in `__init__` any name), and whether the call keeps modes, which resolves its callee,
+        # is asked of those calls alone: the classes of ExecuTorch's Qualcomm LLM wrappers make
+        # ~450 calls, a few of which hand one over.
+        args = (*call.args, *(kw.value for kw in call.keywords))
+        names = (key(arg.value if isinstance(arg, ast.Starred) else arg) for arg in args)
+        handed = [n for n in names if n is not None and (method is init or n.startswith("self."))]
+        if not handed or (keeps_mode is not None and keeps_mode(call)):
             continue
-        for arg in [*call.args, *(kw.value for kw in call.keywords)]:
-            name = key(arg.value if isinstance(arg, ast.Starred) else arg)
-            if name is not None and name.startswith("self."):
+        for name in handed:
+            if name.startswith("self."):
                 passed.setdefault(name, set()).add(id(method))
-            elif name is not None and method is init:
+            else:
                 touched.add(name)
     for name, source in stored.items():
         if name in other or name in built or source.param in rebound:
