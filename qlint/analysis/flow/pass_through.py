@@ -17,7 +17,6 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.flow.mode_neutral import mode_neutral
-from qlint.analysis.flow.registering_decorators import registering
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.node_memo import kept_on_node
 from qlint.analysis.tree_walk import SCOPES, isinstance_test, own_nodes
@@ -67,6 +66,8 @@ def opaque(owner, node: ast.AST) -> bool:
             continue  # a library's (or no function's): not judged here
         scope, func = found
         if factory:
+            from qlint.analysis.flow.decorator_registries import registering  # (it imports this module)
+
             if not registering(func):
                 return True
             continue
