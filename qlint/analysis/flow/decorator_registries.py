@@ -243,12 +243,6 @@ def decorators_of(scope, registry: str) -> tuple[str, ...]:
     return tuple(name for name, func in scope.functions.items() if kept_on_node(func, _WRITES, _writes) == (registry,))
 
 
-def registering(func: ast.AST) -> bool:
-    """`func` is a decorator factory of the one shape that stores what it decorates into a
-    registry and hands it back unchanged."""
-    return bool(kept_on_node(func, _WRITES, _writes))
-
-
 def _writes(func: ast.AST) -> tuple[str, ...]:
     """(the registry's name,) when `func` has the decorator's shape, else ()."""
     params = func.args

@@ -43,40 +43,6 @@ def transparent(owner, decorators: list[ast.expr]) -> bool:
     return True
 
 
-def opaque(owner, node: ast.AST) -> bool:
-    """A function (`node`, of `owner`'s module) under a decorator of the project that is no
-    pass-through: a call of its name runs what that decorator returned, which may eval, train
-    or replace what it is handed, or return something else (`def evaled(fn): def w(m):
-    m.eval(); return fn(m)`). Such a call is none of the function's: the walk does not follow
-    it, and the function's callers are not read (issue 14). A decorator factory of the
-    project (`@retry(3)`) too, but for a registry's (`@register("key")`, which stores the
-    function and hands it back, `decorator_registries`). A library's decorator is read as
-    before: what it does is not known here."""
-    decorators = getattr(node, "decorator_list", None)
-    if not decorators:
-        return False
-    resolver = None
-    for deco in decorators:
-        if mode_neutral(owner, [deco]):
-            continue
-        resolver = resolver or Resolver(owner.scope, owner.project, owner.optable)
-        factory = isinstance(deco, ast.Call)
-        found = _decorator_def(owner, deco.func if factory else deco, resolver)
-        if found is None:
-            continue  # a library's (or no function's): not judged here
-        scope, func = found
-        if factory:
-            from qlint.analysis.flow.decorator_registries import registering  # (it imports this module)
-
-            if not registering(func):
-                return True
-            continue
-        verdict = kept_on_node(func, "_qlint_pass_through", lambda f, s=scope: _verdict(f, _resolver(owner, s)))
-        if verdict != _PASSES:
-            return True
-    return False
-
-
 def _resolver(owner, scope) -> Resolver:
     return Resolver(scope, owner.project, owner.optable)
 
