@@ -52,6 +52,17 @@ def test_the_parent_first_then_its_children_and_unfinished_dumps_left_out(tmp_pa
     assert bench.dump_total(b"events: Ir\n") is None
 
 
+def _stubbed(bench, monkeypatch, tmp_path, fake_run):
+    """The bench with `fake_run` for valgrind's runs and nothing else to start: the other
+    checkout it compares against (an empty directory)."""
+    monkeypatch.setattr(bench, "_run", fake_run)
+    monkeypatch.setattr(bench, "byte_compile", lambda checkout: None)
+    monkeypatch.setattr(bench.shutil, "which", lambda name: "/usr/bin/" + name)
+    other = tmp_path / "other"
+    other.mkdir()
+    return other
+
+
 def test_a_run_sums_its_processes_and_compares_the_checkouts(tmp_path, monkeypatch, capsys):
     bench = _bench()
     keep = tmp_path / "dumps"
@@ -66,11 +77,7 @@ def test_a_run_sums_its_processes_and_compares_the_checkouts(tmp_path, monkeypat
             Path(out.replace("%p", str(child))).write_bytes(_dump(100))
         return {"this": 10, "against": 20}
 
-    monkeypatch.setattr(bench, "_run", fake_run)
-    monkeypatch.setattr(bench, "byte_compile", lambda checkout: None)
-    monkeypatch.setattr(bench.shutil, "which", lambda name: "/usr/bin/" + name)
-    other = tmp_path / "other"
-    other.mkdir()
+    other = _stubbed(bench, monkeypatch, tmp_path, fake_run)
     assert bench.main([str(tmp_path), "--against", str(other), "--keep", str(keep), "--", "--select", "QL101"]) == 0
     out = capsys.readouterr().out
     assert ran["against"][1] == str(other) and ran["this"][1] == str(Path(bench.__file__).resolve().parent.parent)
@@ -92,11 +99,7 @@ def test_cached_runs_keep_their_cache_each_in_an_empty_directory_of_its_own(tmp_
             ran[label] = (cmd, os.path.exists(cache), os.path.dirname(cache) == cwd)
         return {"this": 10, "against": 20}
 
-    monkeypatch.setattr(bench, "_run", fake_run)
-    monkeypatch.setattr(bench, "byte_compile", lambda checkout: None)
-    monkeypatch.setattr(bench.shutil, "which", lambda name: "/usr/bin/" + name)
-    other = tmp_path / "other"
-    other.mkdir()
+    other = _stubbed(bench, monkeypatch, tmp_path, fake_run)
     assert bench.main([str(tmp_path), "--against", str(other), "--cached"]) == 0
     caches = []
     for cmd, existed, in_cwd in ran.values():
