@@ -155,7 +155,7 @@ def write(cache, paths: Sequence[str], settings, found, results) -> None:
     before = found.started - RACY_NS  # changed since the walk began: the walk may not have seen it
     dirs = [*found.listings, *unwalked]
     dir_stamps = _flat(dirs, _DIR_STAMP)
-    if dir_stamps is None or any(t >= before for i in range(0, len(dir_stamps), 3) for t in dir_stamps[i : i + 2]):
+    if dir_stamps is None or any(t >= before for t in chain(dir_stamps[0::3], dir_stamps[1::3])):  # mtimes, ctimes
         return
     ignores = list(found.ignore_files)
     ignore_stats = [_stat(p) for p in ignores]

@@ -87,7 +87,7 @@ def _handed_names(cls: ast.ClassDef) -> tuple[tuple[ast.Call, tuple[Slot, ...]],
             ]
             found: list[Slot] = []
             for position, keyword, value in slots:
-                names = [n for n in object_names(value) if id(n) in scoped or (n.id not in params and n.id != "self")]
+                names = [n for n in object_names(value) if _maybe_free(n, params, scoped)]
                 if not names:
                     continue
                 if not bound:
@@ -119,12 +119,16 @@ def _method_names(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Name]:
     if not stored:
         return []
     scoped = comprehension_targets(nodes)
-    todo = [
-        n for value in stored for n in object_names(value) if id(n) in scoped or (n.id not in params and n.id != "self")
-    ]
+    todo = [n for value in stored for n in object_names(value) if _maybe_free(n, params, scoped)]
     if not todo:
         return []  # most methods store only what their calls build: no local is read
     return _free(todo, params, local_values(nodes), nodes, scoped)
+
+
+def _maybe_free(name: ast.Name, params: set[str], scoped: dict[int, list[ast.expr]]) -> bool:
+    """`name` may stand for a name free in the method: a comprehension's target (it stands
+    for what its loop walks), or any name but a parameter and `self`."""
+    return id(name) in scoped or (name.id not in params and name.id != "self")
 
 
 def _free(
