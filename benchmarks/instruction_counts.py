@@ -7,10 +7,11 @@ Runs `qlint check --no-cache -q --exit-zero -jN PATH` (N = 1 by default; QLINT_A
 that keeps its cache (`--cache-dir` an empty directory per side, instead of `--no-cache`): a
 user's first run, which also writes what later runs read (the results, the summaries, the
 wrapper-name index's record: stop 58's lane firstedit cost that run ~2% on ao, and
-`--no-cache` counted none of it), with this checkout first on
-PYTHONPATH and, with `--against SRC`, with SRC's, both byte-compiled, from an empty working
-directory, the two side by side. Instruction counts, not times: on a machine shared with other
-work (8 lanes on 2 cores) wall and CPU times are noise, and a count is the same run after run.
+`--no-cache` counted none of it), with this checkout first on PYTHONPATH and, with
+`--against SRC`, with SRC's, both byte-compiled, from an empty working directory, with one
+fixed hash seed, the two side by side. Instruction counts, not times: on a machine shared with
+other work (8 lanes on 2 cores) wall and CPU times are noise, and a count is the same run after
+run.
 
 A forked child starts with its parent's counters: callgrind's dump of a child also counts all
 that the parent ran before the fork (ao -j1 at 8a3dd23: the wrapper index's child dumped
@@ -138,7 +139,9 @@ def main(argv: list[str] | None = None) -> int:
         commands = {}
         for label, checkout in checkouts.items():
             byte_compile(checkout)
-            env = dict(os.environ, PYTHONPATH=checkout)
+            # Set and dict orders follow string hashes: with a random seed per run, the same
+            # code measured 1.000x twice and 1.006x once (stop 59), noise as large as a lane's budget.
+            env = dict(os.environ, PYTHONPATH=checkout, PYTHONHASHSEED="0")
             env.pop("PYTHONDONTWRITEBYTECODE", None)
             cache = os.path.join(cwd, f"cache-{label}") if args.cached else None  # absent: empty
             commands[label] = (command(out_dir, label, args.path, args.jobs, extra, cache), env)

@@ -70,7 +70,7 @@ def test_a_run_sums_its_processes_and_compares_the_checkouts(tmp_path, monkeypat
 
     def fake_run(commands, cwd):
         for label, (cmd, env) in commands.items():
-            ran[label] = (cmd, env["PYTHONPATH"])
+            ran[label] = (cmd, env["PYTHONPATH"], env.get("PYTHONHASHSEED"))
             out = next(a for a in cmd if a.startswith("--callgrind-out-file=")).partition("=")[2]
             parent, child = (10, 11) if label == "this" else (20, 21)
             Path(out.replace("%p", str(parent))).write_bytes(_dump(300 if label == "this" else 200))
@@ -82,6 +82,7 @@ def test_a_run_sums_its_processes_and_compares_the_checkouts(tmp_path, monkeypat
     out = capsys.readouterr().out
     assert ran["against"][1] == str(other) and ran["this"][1] == str(Path(bench.__file__).resolve().parent.parent)
     assert "--select" in ran["this"][0] and "--select" in ran["against"][0]
+    assert ran["this"][2] == ran["against"][2] == "0"  # one seed: counts repeat run after run
     assert "this (" in out and ": 0.0 M instructions in 2 processes" in out  # 400 instructions
     assert "this / against: 1.333x" in out
     assert sorted(os.listdir(keep)) == ["cg.against.20.out", "cg.against.21.out", "cg.this.10.out", "cg.this.11.out"]
