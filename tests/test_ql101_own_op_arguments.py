@@ -166,6 +166,9 @@ def test_the_relu_inserted_through_a_tuple_item(tmp_path, pick, rows):
         {"after": "torch.export.export(gm, tuple(example_inputs))"},  # QL102 reports the rewrite
         {"extra": "gm.graph.call_function(myops.requantize, (gm.graph.find_nodes(op='placeholder')[0], 1.0))"},
         {"extra": "next(iter(graph.nodes)).target = myops.requantize"},  # retargeted onto a node
+        # Lowering keyed on the overload: some graphs are re-traced, and the guard's own packet
+        # is reported (nothing links the helper to the rewrite), so the relu's stays reported.
+        {"lowering": "import torch\n\nLOWERINGS = {torch.ops.myops.requantize.default: None}\n"},
     ],
     ids=[
         "no-step",
@@ -179,6 +182,7 @@ def test_the_relu_inserted_through_a_tuple_item(tmp_path, pick, rows):
         "rewrite-reported-by-ql102",
         "another-insertion-of-a-graph-node",
         "retargeted",
+        "guard-reported-beside-a-re-traced-lowering",
     ],
 )
 def test_loud_on_the_near_misses(tmp_path, variant):
