@@ -42,18 +42,24 @@ def keyed_on_own_op_packet(ctx: FileContext, key: tuple[str, str, str]) -> bool:
     return ctx.cache[memo]
 
 
-def _own_packet_op(ctx: FileContext, namespace: str, op: str, key: tuple[str, str, str]) -> bool:
-    spellings = _Spellings(namespace, op)
-    defined = inserted = False
+def op_texts(ctx: FileContext, op: str) -> list[tuple[str, str, FileContext | None]]:
+    """(path, text, the parsed module or None) of this module and of every other module of the
+    project whose text spells `op`: where the project may define, insert, call or spell it."""
     own = os.path.abspath(ctx.path)
-    texts = [(ctx.path, ctx.text, ctx)]
+    texts: list[tuple[str, str, FileContext | None]] = [(ctx.path, ctx.text, ctx)]
     for path, module_key in project_modules(ctx, (op,)):
         if module_key is None or os.path.abspath(path) == own:
             continue
         read = text_holding(ctx.project, path, module_key, (op.encode(),))
         if read is not None:
             texts.append((path, read[0], None))
-    for path, text, module in texts:
+    return texts
+
+
+def _own_packet_op(ctx: FileContext, namespace: str, op: str, key: tuple[str, str, str]) -> bool:
+    spellings = OpSpellings(namespace, op)
+    defined = inserted = False
+    for path, text, module in op_texts(ctx, op):
         if spellings.overload_or_call(text):
             return False  # some code of the package takes the op's nodes as `.default`
         defined = defined or spellings.defined(text)
@@ -63,7 +69,7 @@ def _own_packet_op(ctx: FileContext, namespace: str, op: str, key: tuple[str, st
     return defined and inserted
 
 
-class _Spellings:
+class OpSpellings:
     """How a module's text may spell the op `namespace.op`: its packet, an overload or a call
     of it (directly or through a name bound to `torch.ops.<namespace>`), its definition."""
 
@@ -92,10 +98,21 @@ class _Spellings:
                 return True
         return False
 
+    def called(self, text: str) -> bool:
+        """`ns.op(...)`, directly or through an alias of `torch.ops.<ns>`: a symbolic trace of
+        that code records the packet, with whatever arguments the call has."""
+        if self._op not in text:
+            return False
+        if re.search(rf"\b{re.escape(self._namespace)}\s*\.\s*{self._op}\s*\(", text):
+            return True
+        return any(
+            re.search(rf"\b{re.escape(alias)}\s*\.\s*{self._op}\s*\(", text) for alias in self._alias.findall(text)
+        )
+
     def defined(self, text: str) -> bool:
         if self._quoted.search(text):
             return True
         return self._library.search(text) is not None and self._schema.search(text) is not None
 
 
-__all__ = ["keyed_on_own_op_packet"]
+__all__ = ["OpSpellings", "keyed_on_own_op_packet", "op_texts"]

@@ -221,6 +221,7 @@ class PacketMatcher(Rule):
             own = inserted_overloads(ctx)
             yield from (d for key, (d, _, _, _) in found.items() if key[2] in own)
         elif context is None:
+            loud = []
             for key, (diag, body, row, use) in found.items():
                 if (
                     _fresh_packets(ctx, key[2])
@@ -246,7 +247,16 @@ class PacketMatcher(Rule):
                     and not keyed_on_own_traced_insertion(ctx, key[2], body)
                     and not matched_on_called_insertion(ctx, key[2], body, use)
                 ):
-                    yield diag
+                    loud.append((key[2], diag, body, use))
+            if loud:
+                # Asked once the rest is answered: it holds only where the guard it walks from
+                # is keyed on a packet this check leaves alone (`own_op_arguments`).
+                from qlint.rules.own_op_arguments import matched_on_own_op_argument
+
+                reported = {op for op, _, _, _ in loud}
+                for op, diag, body, use in loud:
+                    if not matched_on_own_op_argument(ctx, op, body, use, reported):
+                        yield diag
 
     def _report(self, ctx: FileContext, use: ast.expr, hits: list[Hit]) -> Iterator[tuple[Hit, Diagnostic]]:
         inserted = inserted_packets(ctx)
