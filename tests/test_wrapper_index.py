@@ -13,9 +13,10 @@ from qlint.analysis import forked_call
 from qlint.analysis.graphs import wrapper_index
 from qlint.analysis.graphs.wrapper_candidates import ModuleText, candidates
 from qlint.analysis.names.project import ProjectIndex
+from qlint.engine import check_source
 from qlint.runner import run_check
 from qlint.settings import Settings
-from tests.conftest import old_file, write_package
+from tests.conftest import old_file, settings_for, write_package
 from tests.test_ql102_imported_wrappers import GRAPH_UTILS
 
 
@@ -160,6 +161,30 @@ def _findings(tmp_path: Path, use_cache: bool = True) -> dict[str, list[int]]:
     settings = Settings(select=("QL102",), root=tmp_path, cache_dir=tmp_path / "cache")
     run = run_check([str(tmp_path / "pkg")], settings, use_cache=use_cache, jobs=1)
     return {os.path.basename(r.path): [d.range.start.row for d in r.diagnostics] for r in run.results if r.diagnostics}
+
+
+def test_a_helper_importing_in_brackets_behind_a_comment_is_a_wrapper_chain_link(tmp_path, monkeypatch):
+    # The row opening the bracket closes one in its comment: the index read the import's
+    # words from that row alone, never met `graph_utils` in them, never read the helper, and
+    # the run missed what a check of the pass alone finds.
+    helpers = (
+        "from pkg import (  # the wrappers (see docs())\n"
+        "    graph_utils,\n"
+        ")\n\n\n"
+        "def add_relu(graph, op):\n"
+        "    return graph_utils.insert_op(graph, op, ())\n"
+    )
+    passes = (
+        "import torch\n\nfrom pkg.helpers import add_relu\n\n\n"
+        "def rewrite(gm):\n    add_relu(gm.graph, torch.ops.aten.relu)\n"
+    )
+    pkg = _project(tmp_path)
+    old_file(pkg / "helpers.py", helpers)
+    old_file(pkg / "passes.py", passes)
+    alone = check_source(passes, str(pkg / "passes.py"), settings_for(("QL102",)), ProjectIndex())
+    assert [d.range.start.row for d in alone.diagnostics] == [7]
+    monkeypatch.setattr(forked_call, "call", lambda work, meanwhile=None: work())
+    assert _findings(tmp_path, use_cache=False) == {"passes.py": [7]}
 
 
 def test_a_run_over_many_files_finds_what_single_checks_find(tmp_path, monkeypatch):

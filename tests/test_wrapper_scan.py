@@ -145,6 +145,12 @@ def test_renames_read_from_the_name_before_as():
         (b"x = '\\\\n'\nimport a\nz = 3\n", {b"import", b"a"}),  # a backslash that continues nothing
         # A bracket closed after a backslash carries the statement on past it (the only pair here).
         (b"from pkg import (a,\n    b\\) c\nz = 3\n", {b"from", b"pkg", b"import", b"a", b"b", b"c"}),
+        # A `)` in a comment closes nothing: the bracket runs on to the one that does.
+        (
+            b"from pkg import (  # see f()\n    a,  # (b)\n    c as d,\n)\nz = 3\n",
+            {b"from", b"pkg", b"import", b"see", b"f", b"a", b"b", b"c", b"as", b"d"},
+        ),
+        (b"from pkg import (a)  # f(\nz = 3\n", {b"from", b"pkg", b"import", b"a", b"f"}),
     ],
 )
 def test_import_words_with_brackets_and_continuations(data, words):

@@ -508,9 +508,9 @@ def _import_words(data: bytes) -> frozenset[bytes]:
             start = data.rfind(b"\n", 0, start - 1) + 1
         stop = data.find(b"\n", at)
         stop = end if stop == -1 else stop
-        if data.find(b"(", at, stop) != -1 and data.find(b")", at, stop) == -1:
-            close = data.find(b")", stop)
-            stop = end if close == -1 else close
+        opened = data.find(b"(", at, stop)
+        if opened != -1:
+            stop = max(stop, _closing(data, opened + 1))
         while continued and stop < end and _continued(data, stop):
             nxt = data.find(b"\n", stop + 1)
             stop = end if nxt == -1 else nxt
@@ -519,6 +519,23 @@ def _import_words(data: bytes) -> frozenset[bytes]:
     # One split of all the rows (a row ends a word: the line break joining them does too),
     # as `words_of` splits (a translation and a split: no pattern).
     return words_of(b"\n".join(rows))
+
+
+def _closing(data: bytes, at: int) -> int:
+    """Where the first `)` from `at` on stands outside a comment (the end where none does):
+    an import's bracket closes there, as `text_imports` reads it. A `)` in a comment on the
+    bracket's row (`from m import (  # see f()`) closes nothing: the names on the rows after
+    it are the statement's (read as the row alone, a module importing a wrapper so was never
+    read for the index, and a batch run missed what a check of the one file found)."""
+    while True:
+        close = data.find(b")", at)
+        if close == -1:
+            return len(data)
+        if data.find(b"#", max(data.rfind(b"\n", 0, close) + 1, at), close) == -1:
+            return close
+        at = data.find(b"\n", close)  # the rest of that row is the comment's
+        if at == -1:
+            return len(data)
 
 
 _CONTINUATION = lazy(rb"\\[\n\r)]")  # what `_continued` may find, anywhere in a module
