@@ -115,17 +115,22 @@ _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 def may_return_local(func: ast.AST, name: str) -> bool:
-    """Whether a value `func` returns may hold the graph its local `name` holds. The locals the
-    graph may reach are followed through the function's own body: what is bound from an
-    expression naming one (`outs = gm(x)` too, conservatively), a nested function or class
-    reading one, the receiver and the other locals handed to a call beside one
-    (`holder.append(gm)`, `keep(gm, box)`), except the file `torch.onnx.export(gm, args, f)`
-    writes the ONNX program to. A return or `yield` naming one answers yes, and so does one
-    stored in an attribute or item or handed to a call on anything but a plain name.
-    traininglib's export traces a training step with `make_fx`, rewrites it, writes it to ONNX
-    bytes twice and returns the bytes: no caller can get the graph back."""
-    reached = {name}
+    """Whether a value `func` returns may hold the graph its local `name` holds. A function
+    returning nothing, or constants only, holds nothing out. Otherwise the locals the graph may
+    reach are followed through the function's own body: what is bound from an expression naming
+    one (`outs = gm(x)` too, conservatively), a nested function or class reading one, the
+    receiver and the other locals handed to a call beside one (`holder.append(gm)`,
+    `keep(gm, box)`), except the file `torch.onnx.export(gm, args, f)` writes the ONNX program
+    to; a return naming one answers yes, and so does one stored in an attribute or item or handed
+    to a call on anything but a plain name. traininglib's export traces a training step with
+    `make_fx`, rewrites it, writes it to ONNX bytes twice and returns the bytes: no caller can
+    get the graph back."""
     nodes = body_nodes(func)
+    returns = [n.value for n in nodes if isinstance(n, ast.Return) and n.value is not None]
+    returns = [value for value in returns if not isinstance(value, ast.Constant)]
+    if not returns:
+        return False
+    reached = {name}
     changed = True
     while changed:
         changed = False
@@ -136,12 +141,7 @@ def may_return_local(func: ast.AST, name: str) -> bool:
                 if found not in reached:
                     reached.add(found)
                     changed = True
-    return any(
-        isinstance(node, (ast.Return, ast.Yield, ast.YieldFrom))
-        and node.value is not None
-        and _names(node.value) & reached
-        for node in nodes
-    )
+    return any(_names(value) & reached for value in returns)
 
 
 def _reached_from(node: ast.AST, reached: set[str]):
