@@ -12,7 +12,14 @@ from qlint.analysis.names.resolver import dotted_parts
 from qlint.analysis.tree_walk import own_nodes, walk_kinds
 from qlint.lazy_patterns import lazy
 
-__all__ = ["LEAVING", "body_nodes", "calls_leaving", "local_bindings", "returns_value", "stores_local"]
+__all__ = [
+    "LEAVING",
+    "body_nodes",
+    "calls_leaving",
+    "local_bindings",
+    "may_return_local",
+    "stores_local",
+]
 
 # Calls after which a graph's packets are overloads, or its nodes are someone else's: an
 # export, a lowering, a serialisation.
@@ -32,7 +39,14 @@ _LEAVES = frozenset(
         "script",
     }
 )
-LEAVING = lazy(rf"\b(?:{'|'.join(sorted(_LEAVES))})\s*\(")
+# `torch.onnx.export(gm, args)` is not one: the exporter runs the graph module under
+# `torch.jit.trace`, or re-exports it (`dynamo=True`) before translating, so a packet node
+# becomes the same ONNX node as its overload would (torch 2.13: `torch.jit.trace` and
+# `torch.export` of such a graph module record the same op for `aten.sign` and
+# `aten.sign.default`); the graph itself stays the project's. Spelled so only: a bare
+# `export(...)` may be `torch.export`'s.
+_ONNX_EXPORT = ["torch", "onnx", "export"]
+LEAVING = lazy(rf"\b(?<!torch\.onnx\.)(?:{'|'.join(sorted(_LEAVES))})\s*\(")
 # The node kind `calls_leaving` reads (`tree_walk.walk_kinds`: the nodes of `ast.walk`, in its
 # order, without queueing attribute chains nothing in them is asked of).
 _CALL = frozenset({ast.Call})
@@ -80,7 +94,7 @@ def calls_leaving(func: ast.AST) -> bool:
     """The function calls something that exports, lowers or serialises."""
     for node in walk_kinds(func, _CALL):
         parts = dotted_parts(node.func)
-        if parts is not None and parts[-1] in _LEAVES:
+        if parts is not None and parts[-1] in _LEAVES and parts != _ONNX_EXPORT:
             return True
     return False
 
@@ -97,8 +111,82 @@ def stores_local(func: ast.AST, name: str) -> bool:
     return False
 
 
-def returns_value(func: ast.AST) -> bool:
-    return any(
-        isinstance(n, ast.Return) and n.value is not None and not isinstance(n.value, ast.Constant)
-        for n in body_nodes(func)
-    )
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def may_return_local(func: ast.AST, name: str) -> bool:
+    """Whether a value `func` returns may hold the graph its local `name` holds. A function
+    returning nothing, or constants only, holds nothing out. Otherwise the locals the graph may
+    reach are followed through the function's own body: what is bound from an expression naming
+    one (`outs = gm(x)` too, conservatively), a nested function or class reading one, the
+    receiver and the other locals handed to a call beside one (`holder.append(gm)`,
+    `keep(gm, box)`), except the file `torch.onnx.export(gm, args, f)` writes the ONNX program
+    to; a return naming one answers yes, and so does one stored in an attribute or item or handed
+    to a call on anything but a plain name. traininglib's export traces a training step with
+    `make_fx`, rewrites it, writes it to ONNX bytes twice and returns the bytes: no caller can
+    get the graph back."""
+    nodes = body_nodes(func)
+    returns = [n.value for n in nodes if isinstance(n, ast.Return) and n.value is not None]
+    returns = [value for value in returns if not isinstance(value, ast.Constant)]
+    if not returns:
+        return False
+    reached = {name}
+    changed = True
+    while changed:
+        changed = False
+        for node in nodes:
+            for found in _reached_from(node, reached):
+                if found is None:
+                    return True
+                if found not in reached:
+                    reached.add(found)
+                    changed = True
+    return any(_names(value) & reached for value in returns)
+
+
+def _reached_from(node: ast.AST, reached: set[str]):
+    """The locals `node` hands one of `reached` to (None: somewhere not followed)."""
+    if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr)):
+        if node.value is not None and _names(node.value) & reached:
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                for part in ast.walk(target):
+                    if isinstance(part, (ast.Attribute, ast.Subscript)):
+                        yield None
+                    elif isinstance(part, ast.Name):
+                        yield part.id
+    elif isinstance(node, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)):
+        pairs = (
+            [(i.context_expr, i.optional_vars) for i in node.items]
+            if isinstance(node, (ast.With, ast.AsyncWith))
+            else [(node.iter, node.target)]
+        )
+        for value, target in pairs:
+            if target is not None and _names(value) & reached:
+                yield from (n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+    elif isinstance(node, _DEFINITIONS):
+        if _free_names(node) & reached:
+            yield node.name
+    elif isinstance(node, ast.Call):
+        handed = [*node.args, *(k.value for k in node.keywords)]
+        if not any(_names(arg) & reached for arg in handed):
+            return
+        receiver = node.func.value if isinstance(node.func, ast.Attribute) else None
+        if dotted_parts(node.func) == _ONNX_EXPORT:
+            # The file argument gets the ONNX program's bytes, not the graph.
+            handed = [a for i, a in enumerate(node.args) if i != 2] + [k.value for k in node.keywords if k.arg != "f"]
+            receiver = None
+        yield from (part.id for part in handed if isinstance(part, ast.Name))
+        if receiver is not None:
+            yield receiver.id if isinstance(receiver, ast.Name) else None
+
+
+def _names(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def _free_names(node: ast.AST) -> set[str]:
+    """The names a nested definition reads that it does not bind itself."""
+    walked = list(ast.walk(node))
+    bound = {a.arg for a in walked if isinstance(a, ast.arg)}
+    bound |= {n.id for n in walked if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    return {n.id for n in walked if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)} - bound

@@ -13,13 +13,15 @@ every call of it in the project (by name, in its own module and in the modules s
 name) is made from a function whose argument is, on every binding, the result of such a
 trace, of a pass of the project applied to such a graph (`g = p(g)`, `h = p(g)`, `h = g`; the
 pass read, and calling nothing that exports), one element of a tuple a function of the project
-returns, that element traced there (easydist's `..., graph = ed_compile_func(...)`), or the
+returns, that element traced there (easydist's `..., graph = ed_compile_func(...)`), the
+`.graph` of such a graph module (`graph = gm.graph`, or `helper(gm.graph, node)`), or the
 function's own graph parameter, answered the same way for its callers (a few calls deep). No
 function on the way may call anything that exports, lowers or serialises (`export`, `to_edge`,
-`save`, ...: by the call's last name, whatever it is given), nor store the graph in an
-attribute or item. A function where the graph is made, and which returns a value (easydist
-returns an object wrapping the graph), is followed one step further: it must be called, by
-functions that call nothing of the kind, in modules that spell no such call. A graph from
+`save`, ...: by the call's last name, whatever it is given; `torch.onnx.export` is none, see
+`graph_local_reads`), nor store the graph in an attribute or item. A function where the graph is
+made, and which returns a value that may hold it (easydist returns an object wrapping the graph;
+traininglib returns ONNX bytes, which cannot), is followed one step further: it must be called,
+by functions that call nothing of the kind, in modules that spell no such call. A graph from
 anywhere else (`torch.export`, `ep.module()`, a caller outside the project, a name used other
 than by calls, a method's parameter) is unknown, and unknown stays reported.
 
@@ -41,7 +43,7 @@ from qlint.analysis.graphs.graph_local_reads import (
     body_nodes,
     calls_leaving,
     local_bindings,
-    returns_value,
+    may_return_local,
     stores_local,
 )
 from qlint.analysis.graphs.graph_objects import graph_constructions, inserts_into_held_graph, method_class
@@ -245,16 +247,18 @@ class _Walk:
             return index == 0 and compile_backend(ctx, func)
         for module, owner, call in sites:
             arg = call.args[index] if len(call.args) > index else None
-            if not isinstance(arg, ast.Name) or any(isinstance(a, ast.Starred) for a in call.args[: index + 1]):
+            name = _held(arg)
+            if name is None or any(isinstance(a, ast.Starred) for a in call.args[: index + 1]):
                 return False
             if (
                 index == 0
+                and isinstance(arg, ast.Name)
                 and before_retrace(module, owner, call)
                 and not calls_leaving(owner)
-                and not stores_local(owner, arg.id)
+                and not stores_local(owner, name)
             ):
                 continue  # Dynamo's graph, re-traced to overloads by AOT once the pass has run
-            if not self.name_traced(module, owner, arg.id, depth + 1):
+            if not self.name_traced(module, owner, name, depth + 1):
                 return False
         return True
 
@@ -278,7 +282,7 @@ class _Walk:
                 return False
         elif not values:
             return False
-        elif not returned and returns_value(func) and not _callers_stay(ctx, func, self):
+        elif not returned and may_return_local(func, name) and not _callers_stay(ctx, func, self):
             return False  # what it returns may hold the graph, and goes where we do not look
         resolver = Resolver(ctx.scope, ctx.project, ctx.optable)
         for value, position in values:
@@ -342,12 +346,20 @@ def _traced_here(value: ast.expr, resolver: Resolver) -> bool:
     return resolver.qualname(value.func) in _TRACES and resolver.qualname(value.func) != _MAKE_FX
 
 
+def _held(arg: ast.expr | None) -> str | None:
+    """The local an argument hands on: `g`, or `gm.graph`, the graph a traced graph module
+    holds (traininglib's passes take `gm` and hand `gm.graph` to the helper that inserts)."""
+    if isinstance(arg, ast.Attribute) and arg.attr == "graph":
+        arg = arg.value
+    return arg.id if isinstance(arg, ast.Name) else None
+
+
 def _source(ctx: FileContext, value: ast.expr, resolver: Resolver) -> str | None:
-    """The local a binding's graph comes from: `h = g`, or `h = p(g, ...)` with `p` a
-    module-level function of the project that exports, lowers and serialises nothing (a
-    library's function, or one we cannot read, may hand back anything: an export's program)."""
-    if isinstance(value, ast.Name):
-        return value.id
+    """The local a binding's graph comes from: `h = g`, `graph = gm.graph`, or `h = p(g, ...)`
+    with `p` a module-level function of the project that exports, lowers and serialises nothing
+    (a library's function, or one we cannot read, may hand back anything: an export's program)."""
+    if isinstance(value, (ast.Name, ast.Attribute)):
+        return _held(value)
     if not isinstance(value, ast.Call) or not value.args or not isinstance(value.args[0], ast.Name):
         return None
     found = _project_function(ctx, value, resolver)
