@@ -29,7 +29,7 @@ def _texts() -> list[str]:
 
 
 def test_the_rules_with_a_text_trigger():
-    assert WITH_TEXT_TRIGGER == ["QL101", "QL102", "QL401"]
+    assert WITH_TEXT_TRIGGER == ["QL101", "QL102", "QL203", "QL401"]
 
 
 @pytest.mark.parametrize("code", WITH_TEXT_TRIGGER)
@@ -45,7 +45,7 @@ def test_the_text_trigger_answers_as_the_rule_does(code):
 def test_a_deferred_rule_with_options_asks_the_rule(code):
     # Options may change the answer (QL101's `extra-sinks`): the rule is imported to give it.
     rule = DeferredRule(registry.facts()[code], {"unknown-to-the-trigger": True})
-    rule.triggered_by("torch.ao .target\n")
+    rule.triggered_by("torch.ao .target\nmodel.eval()\n")
     assert rule._rule is not None
 
 
@@ -74,11 +74,14 @@ TURNED_AWAY = {
     "QL101": "import torch\n\nfn = getattr(torch.ops.aten, 'relu')\n",
     # Inserts, but only an overload: no packet to report.
     "QL102": "import torch\n\n\ndef f(g, x):\n    return g.call_function(torch.ops.aten.relu.default, (x,))\n",
+    # A training script's `.eval()`: no exported graph in sight.
+    "QL203": "def evaluate(model, data):\n    model.eval()\n    return model(data)\n",
 }
 WANTED = {
     "QL401": "from torch.ao.quantization.quantize_pt2e import prepare_pt2e\n\nprepare_pt2e(m, q)\n",
     "QL101": PACKET_MATCHER,
     "QL102": "import torch\n\n\ndef f(g, x):\n    return g.call_function(torch.ops.aten.relu, (x,))\n",
+    "QL203": "import torch\n\n\ndef f(m, x):\n    gm = torch.export.export(m, (x,)).module()\n    gm.eval()\n",
 }
 
 

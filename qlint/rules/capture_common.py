@@ -10,7 +10,6 @@ import ast
 import os
 from collections.abc import Iterator
 
-from qlint.analysis.flow.call_sites import calls_all_known, calls_read_here
 from qlint.analysis.flow.dead_branches import contradicted_at_call
 from qlint.analysis.flow.decorator_registries import REGISTRY_RESULT
 from qlint.analysis.flow.model_apis import last_name, mode_call
@@ -33,7 +32,6 @@ from qlint.analysis.flow.model_flow import (
 )
 from qlint.analysis.flow.part_modes import described
 from qlint.analysis.flow.test_fixtures import fixture_of
-from qlint.analysis.flow.unread_uses import unread_use
 from qlint.diagnostic import Applicability, Edit, Fix, Range, RelatedInfo
 from qlint.evidence.capture import CaptureEvidence, SinkPoint, SourcePoint
 from qlint.rules.base import FileContext
@@ -86,6 +84,11 @@ def reasons(ctx: FileContext, cap: Capture, flow: str, flows: list[FunctionFlow]
     for fact in cap.modes_for(flow):
         origin = fact.origin
         if fact.state == "unset" and origin is not None and origin.kind in (PARAM, STORED):
+            # Imported for a model handed in or stored only: the search for callers across the
+            # project (~14 modules) is the part of the flow most captures never reach.
+            from qlint.analysis.flow.call_sites import calls_all_known
+            from qlint.analysis.flow.unread_uses import unread_use
+
             # For PTQ the reasons decide (QL201 is quiet without a bad one); for QAT they only
             # describe, and the callers' callers are followed as far as they go.
             here = _here(ctx) if flow == "ptq" else None
@@ -138,6 +141,8 @@ _BAD_FOR_PTQ = frozenset({"train", "constructed", "parameter"})
 
 def _here(ctx: FileContext):
     """What `caller_facts` follows a caller's parameter up through (`calls_read_here`)."""
+    from qlint.analysis.flow.call_sites import calls_read_here  # as in `reasons`
+
     return lambda f: calls_read_here(ctx, f)
 
 

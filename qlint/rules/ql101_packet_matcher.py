@@ -14,7 +14,6 @@ from functools import cached_property
 
 from qlint.analysis.graphs.call_parts import call_arguments, callee_name, spans_any
 from qlint.analysis.graphs.called_names import called_in
-from qlint.analysis.graphs.dynamo_graph_passes import sees_dynamo_graph
 from qlint.analysis.graphs.forwarding import Forwarding
 from qlint.analysis.graphs.fx_targets import is_node_target, target_names, target_rows
 from qlint.analysis.graphs.graph_context import COMPILER_INTERNAL, LEGACY_FX, packet_graph_context
@@ -177,6 +176,7 @@ class PacketMatcher(Rule):
         if not found:
             return
         # Imported here, for the same reason: most modules checked match no packet.
+        from qlint.analysis.graphs.dynamo_graph_passes import sees_dynamo_graph
         from qlint.analysis.graphs.guarded_after_strip import row_runs_after_strips
         from qlint.analysis.graphs.hand_built_graphs import matched_on_kept_graph
         from qlint.analysis.graphs.reexport import never_runs, sees_overloads

@@ -10,7 +10,6 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from qlint.analysis.graphs.dynamo_graph_passes import inserted_before_aot, sees_dynamo_graph
 from qlint.analysis.graphs.graph_context import COMPILER_INTERNAL, COMPILER_PACKAGES, packet_graph_context
 from qlint.analysis.graphs.insertions import may_insert_packet
 from qlint.analysis.names.functions import innermost_body
@@ -155,6 +154,9 @@ def _left_alone(ctx: FileContext, ref: OpRef, node: ast.expr, refs: list[OpRef])
         return True  # the project's own packet-keyed code is the node's consumer
     if _into_normalised_graph(ctx, node) or _into_renamed_graph(ctx, ref, node):
         return True  # the graph carries packets everywhere by then: the packet fits in
+    # Dynamo's passes read the project's other modules (~4 modules): past the excuses above only.
+    from qlint.analysis.graphs.dynamo_graph_passes import inserted_before_aot, sees_dynamo_graph
+
     inner = _innermost_function(ctx, node.lineno)
     if sees_dynamo_graph(ctx, inner) or inserted_before_aot(ctx, inner, node):
         return True  # Dynamo's graph, which AOT autograd re-traces to overloads next

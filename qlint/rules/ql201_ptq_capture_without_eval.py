@@ -13,7 +13,6 @@ from collections.abc import Iterator
 from qlint.diagnostic import Diagnostic
 from qlint.evidence.capture import CaptureEvidence
 from qlint.rules.base import FileContext, FixAvailability, Rule
-from qlint.rules.caller_verdicts import branch_ruled_out, vouched_by_callers
 from qlint.rules.capture_common import (
     Reason,
     captures,
@@ -25,9 +24,6 @@ from qlint.rules.capture_common import (
     reasons,
     related,
 )
-from qlint.rules.capture_content import content_note, mode_free
-from qlint.rules.evaled_prepared import evaled_before_calibration
-from qlint.rules.ptq_eval_fix import HELPER, eval_fix, is_graph
 
 _BAD = ("train", "constructed", "parameter")
 
@@ -52,18 +48,25 @@ class PtqCaptureWithoutEval(Rule):
                 src = ctx.source_of(qat_train.node)
                 row = qat_train.node.lineno
                 bad.append(Reason("qat-only", qat_train.node, f"`{src}` at line {row} runs for QAT only", row))
+            if not bad:
+                continue  # eval on every PTQ path
+            # Imported for a capture some path reaches outside eval mode: the verdicts on its
+            # callers and content pull ~20 modules that a check of evaluated captures never runs.
+            from qlint.rules.caller_verdicts import branch_ruled_out, vouched_by_callers
+            from qlint.rules.capture_content import content_note, mode_free
+            from qlint.rules.evaled_prepared import evaled_before_calibration
+            from qlint.rules.ptq_eval_fix import HELPER, eval_fix, is_graph
+
             if (
-                not bad
-                or mode_free(cap, "ptq", flows, ctx)
+                mode_free(cap, "ptq", flows, ctx)
                 or vouched_by_callers(ctx, cap, "ptq", flows)
                 or branch_ruled_out(ctx, cap, "ptq", flows)
                 or evaled_before_calibration(ctx, cap, flows)
             ):
-                # Eval on every PTQ path, a model whose mode this function cannot know, one whose
-                # mode cannot change the graph (nothing in it depends on `self.training`),
-                # callers across the project that all pass such models, or that pass them
-                # wherever their arguments let the PTQ branch run; or a prepared graph moved to
-                # eval before anything runs it.
+                # A model whose mode this function cannot know, one whose mode cannot change the
+                # graph (nothing in it depends on `self.training`), callers across the project
+                # that all pass such models, or that pass them wherever their arguments let the
+                # PTQ branch run; or a prepared graph moved to eval before anything runs it.
                 continue
             model = model_text(ctx, cap)
             head = "in train mode" if any(r.kind in ("train", "constructed") for r in bad) else "without `eval()`"

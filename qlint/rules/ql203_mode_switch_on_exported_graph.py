@@ -14,10 +14,9 @@ from collections.abc import Iterator
 
 from qlint.analysis import tree_walk
 from qlint.analysis.flow.graph_fields import field_switches
-from qlint.analysis.flow.graph_returns import returned_graph_bodies
+from qlint.analysis.flow.graph_returns import SWITCH_TRIGGERS, may_switch_graph, returned_graph_bodies
 from qlint.analysis.flow.model_flow import (
     GRAPH_KINDS,
-    GRAPH_SOURCES,
     HandedSwitch,
     ModeSwitch,
     analyse_bodies,
@@ -28,7 +27,6 @@ from qlint.analysis.flow.model_flow import (
 from qlint.analysis.flow.model_values import Origin
 from qlint.diagnostic import Applicability, Diagnostic, Edit, Fix
 from qlint.evidence.mode_switch import ModeSwitchEvidence
-from qlint.rules.allow_fixes import ALLOW, allow_fix, stored_allow_fix
 from qlint.rules.base import FileContext, FixAvailability, Rule
 from qlint.rules.pt2e_helpers import PT2E, pt2e_helper
 
@@ -43,15 +41,16 @@ class ModeSwitchOnExportedGraph(Rule):
     evidence_type = ModeSwitchEvidence
     # A file that prepares a graph may hand it to a helper elsewhere that switches it
     # (`calibrate(prepared)`); QL201/QL202 analyse those files' flows anyway.
-    triggers = (".eval()", ".train(", "prepare_pt2e", "prepare_qat_pt2e")
+    triggers = SWITCH_TRIGGERS
     # A file that switches a graph it gets from a helper of another module (`graph_returns`),
     # or a field a base class of another module stores (`inherited_fields`).
     import_trigger = "qlint.analysis.flow.inherited_fields:switches_graph_from_elsewhere"
+    text_trigger = "qlint.analysis.flow.graph_returns:may_switch_graph"
     fix_availability = FixAvailability.SOMETIMES
 
     def triggered_by(self, text: str) -> bool:
         """A mode switch or a prepare call, *and* a source of exported graphs, or the file is never parsed."""
-        return super().triggered_by(text) and any(s in text for s in GRAPH_SOURCES)
+        return may_switch_graph(text)
 
     def check(self, ctx: FileContext) -> Iterator[Diagnostic]:
         flows = module_flows(ctx, switches_only=True)
@@ -170,6 +169,8 @@ class ModeSwitchOnExportedGraph(Rule):
             f"Call `allow_exported_model_train_eval({graph})` from `{PT2E}` before handing it over (the helper's"
             f" switch then runs {use}), or switch it with {use} and keep the helper's switch for eager modules"
         )
+        from qlint.rules.allow_fixes import allow_fix  # a finding's fix: import edits and version gates
+
         fix = allow_fix(ctx, handed, graph)
         if handed.field and isinstance(handed.call.func, ast.Attribute) and handed.call.func.value is handed.argument:
             # `runner.calibrate()`: its method's switch (`set_train(h)`, a function's: `x.core.train()`)
@@ -195,6 +196,8 @@ class ModeSwitchOnExportedGraph(Rule):
             f"Call `allow_exported_model_train_eval` (from `{PT2E}`) on the graph before `{cls}(...)` stores it,"
             f" or switch `{field}` in `{method}` with {use} (the switch stays right for eager modules)"
         )
+        from qlint.rules.allow_fixes import stored_allow_fix  # as in `_handed`
+
         fix = stored_allow_fix(ctx, built, argument, cls)
         evidence = ModeSwitchEvidence(handed.switch.mode, origin.kind, origin.node.lineno, allowed_fix=True)
         return ctx.diagnostic(self, handed.call, message, fix, evidence=evidence, help=help_)
@@ -276,6 +279,8 @@ def _made(ctx: FileContext, origin: Origin) -> str:
 def _absent_allow(ctx: FileContext, allow: tuple[ast.Call, ast.ExceptHandler], message: str, help_: str, path=""):
     """Why the allow written before the switch (in file `path`, else here) did not count
     (`library_calls.absent_allow`)."""
+    from qlint.rules.allow_fixes import ALLOW  # as in `_handed`
+
     call, handler = allow
     module = ast.unparse(call.func.value)  # `path` may be another file: not `ctx.source_of`
     path = path or ctx.path

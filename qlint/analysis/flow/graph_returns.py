@@ -38,6 +38,8 @@ from qlint.lazy_patterns import lazy
 # (`model_flow` takes it from here: this module is the import trigger's and stays light.)
 GRAPH_SOURCES = (".module(", "prepare_pt2e", "prepare_qat_pt2e", "convert_pt2e", "capture_pre_autograd_graph")
 _SWITCHES = (".eval()", ".train(")
+# QL203's triggers: a mode switch, or a prepare call whose graph a helper elsewhere may switch.
+SWITCH_TRIGGERS = (*_SWITCHES, "prepare_pt2e", "prepare_qat_pt2e")
 # Names imported from these are never helpers of the project.
 _LIBRARY_ROOTS = frozenset({"torch", "torchao", "numpy", "copy", "typing", "collections", "unittest", "pytest"})
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -55,6 +57,13 @@ _TUPLE_REST = lazy(
     r"[ \t]*(?:[A-Za-z_*][\w.]*(?:[ \t]*,[ \t]*[A-Za-z_*][\w.]*)*[ \t]*(?:,[ \t]*)?)?(?:\)[ \t]*)?"
     r"=[ \t]*([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?)\("
 )
+
+
+def may_switch_graph(text: str) -> bool:
+    """QL203's `triggered_by` (its `text_trigger`): a trigger substring, and a graph source.
+    Here, not in the rule: a file with `.eval()` and no graph source (a training script) is
+    turned away without importing the rule and the model flow behind it (~100 modules)."""
+    return holds_any(text, SWITCH_TRIGGERS) and holds_any(text, GRAPH_SOURCES)
 
 
 class GraphReturns:
@@ -446,8 +455,10 @@ def returned_graph_bodies(ctx, chosen: set[int], hands=None) -> list:
 
 __all__ = [
     "GRAPH_SOURCES",
+    "SWITCH_TRIGGERS",
     "GraphReturns",
     "imported_graph_calls",
+    "may_switch_graph",
     "own_graph_returns",
     "returned_graph_bodies",
     "returning_calls",
