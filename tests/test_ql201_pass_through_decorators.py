@@ -155,6 +155,7 @@ def logged(fn):
 PATCHED = """\
 def logged(fn):
     import builtins
+    import functools as ft
     from unittest import mock
 
     real_type = builtins.type
@@ -164,7 +165,7 @@ def logged(fn):
     def _new_type(obj):
         return real_type(obj)
 
-    @functools.wraps(fn)
+    @ft.wraps(fn)
     def wrapper(self, model, *args, **kwargs):
         if isinstance(model, nn.Linear) or self.q is None:
             print(f"nothing to patch for {model}")

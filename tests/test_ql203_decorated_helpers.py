@@ -15,7 +15,6 @@ import pytest
 from tests.conftest import lint
 
 HEAD = """\
-import functools
 from unittest import mock
 
 from torch.export import export
@@ -23,11 +22,14 @@ from torchao.quantization.pt2e import allow_exported_model_train_eval
 from torchao.quantization.pt2e.quantize_pt2e import prepare_qat_pt2e
 
 """
-# d2go's decorator, cut down: set-up, a helper def, and `return quant_func(cfg, model, ...)`
-# on every path.
+# d2go's decorator, cut down: set-up (`functools` imported there, not by the module), a helper
+# def, and `return quant_func(cfg, model, ...)` on every path.
 MOCKED = """
 def mock_quantization_type(quant_func):
-    real_type = type
+    import builtins
+    import functools
+
+    real_type = builtins.type
 
     def _new_type(obj):
         return real_type(obj)
@@ -47,7 +49,9 @@ def mock_quantization_type(quant_func):
 """
 LOGGED = """
 def mock_quantization_type(quant_func):
-    @functools.wraps(quant_func)
+    from functools import wraps
+
+    @wraps(quant_func)
     def wrapper(*args, **kwargs):
         logger.info("calling %s", quant_func.__name__)
         return quant_func(*args, **kwargs)
@@ -108,6 +112,7 @@ NOT_KEPT = {
 def test_a_wrapper_that_may_return_something_else_stops_the_flow(why):
     deco = (
         "\ndef mock_quantization_type(quant_func):\n"
+        "    import functools\n\n"
         "    @functools.wraps(quant_func)\n"
         "    def wrapper(cfg, model, *args, **kwargs):"
         f"{NOT_KEPT[why]}\n"

@@ -130,17 +130,17 @@ def _verdict(deco: ast.AST, resolver: Resolver) -> str:
     wrapper = next((d for d in defs if d.name == last.value.id), None)
     if wrapper is None or any(_mentions(d, fn) for d in defs if d is not wrapper):
         return "no"  # another def that may call `fn` its own way (d2go's `_new_type` does not)
-    return _wrapper(wrapper, fn, resolver)
+    return _wrapper(wrapper, fn, resolver, _local_imports(deco))
 
 
-def _wrapper(wrapper: ast.FunctionDef, fn: str, resolver: Resolver) -> str:
+def _wrapper(wrapper: ast.FunctionDef, fn: str, resolver: Resolver, local: dict[str, str]) -> str:
     args = wrapper.args
     if not isinstance(wrapper, ast.FunctionDef) or args.posonlyargs or args.kwonlyargs or args.defaults:
         return "no"
     for deco in wrapper.decorator_list:
         if not (
             isinstance(deco, ast.Call)
-            and resolver.qualname(deco.func) in _WRAPS
+            and _qualname(deco.func, resolver, local) in _WRAPS
             and len(deco.args) == 1
             and not deco.keywords
             and isinstance(deco.args[0], ast.Name)
@@ -186,6 +186,26 @@ def _wrapper(wrapper: ast.FunctionDef, fn: str, resolver: Resolver) -> str:
         if isinstance(node, (ast.Global, ast.Nonlocal)) and handed & set(node.names):
             return "no"
     return _PASSES if _returns_result(wrapper, calls) else "no"
+
+
+def _local_imports(deco: ast.FunctionDef) -> dict[str, str]:
+    """What the decorator's own imports bind (d2go's imports `functools` there): name -> qualname."""
+    bound = {}
+    for stmt in deco.body:
+        if isinstance(stmt, ast.Import):
+            bound.update(
+                {a.asname or a.name.split(".")[0]: a.name if a.asname else a.name.split(".")[0] for a in stmt.names}
+            )
+        elif isinstance(stmt, ast.ImportFrom) and stmt.module and not stmt.level:
+            bound.update({a.asname or a.name: f"{stmt.module}.{a.name}" for a in stmt.names})
+    return bound
+
+
+def _qualname(node: ast.expr, resolver: Resolver, local: dict[str, str]) -> str | None:
+    head = node.value if isinstance(node, ast.Attribute) else node
+    if isinstance(head, ast.Name) and head.id in local:
+        return local[head.id] + (f".{node.attr}" if isinstance(node, ast.Attribute) else "")
+    return resolver.qualname(node)
 
 
 def _tested(name: ast.Name, parents: dict) -> bool:
