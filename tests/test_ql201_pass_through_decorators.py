@@ -105,7 +105,79 @@ def logged(fn):
 def logged(fn=None):
     return functools.wraps(fn)
 """,
+    # d2go's shape (`PATCHED` below), with one branch doing something else.
+    "evals the model on one branch": """\
+def logged(fn):
+    def wrapper(self, model, *args, **kwargs):
+        if model.training:
+            model.eval()
+            return fn(self, model, *args, **kwargs)
+        return fn(self, model, *args, **kwargs)
+
+    return wrapper
+""",
+    "returns the model on one branch": """\
+def logged(fn):
+    def wrapper(self, model, *args, **kwargs):
+        if not self.q:
+            return model
+        return fn(self, model, *args, **kwargs)
+
+    return wrapper
+""",
+    "retries": """\
+def logged(fn):
+    def wrapper(self, model, *args, **kwargs):
+        try:
+            return fn(self, model, *args, **kwargs)
+        except RuntimeError:
+            return fn(self, model, *args, **kwargs)
+
+    return wrapper
+""",
+    "calls it through another def": """\
+def logged(fn):
+    def again(self, model, *args):
+        return fn(self, model.train(), *args)
+
+    def wrapper(self, model, *args, **kwargs):
+        if kwargs:
+            return fn(self, model, *args, **kwargs)
+        return again(self, model, *args)
+
+    return wrapper
+""",
 }
+
+# d2go's `@mock_quantization_type`: set-up in the decorator (an import, a branch, a helper def),
+# then a wrapper with parameters of its own that returns `fn(...)` of them on each of three
+# branches, one under `mock.patch`, reading a parameter's attribute only to choose the branch.
+PATCHED = """\
+def logged(fn):
+    import builtins
+    import functools as ft
+    from unittest import mock
+
+    real_type = builtins.type
+    if real_type is None:
+        print("no type")
+
+    def _new_type(obj):
+        return real_type(obj)
+
+    @ft.wraps(fn)
+    def wrapper(self, model, *args, **kwargs):
+        if isinstance(model, nn.Linear) or self.q is None:
+            print(f"nothing to patch for {model}")
+            return fn(self, model, *args, **kwargs)
+        if not self.q.eager_mode:
+            return fn(self, model, *args, **kwargs)
+        with mock.patch("torch.nn.quantized.modules.linear.type") as mock_type:
+            mock_type.side_effect = _new_type
+            return fn(self, model, *args, **kwargs)
+
+    return wrapper
+"""
 
 
 def ql201(src: str):
@@ -135,6 +207,16 @@ def test_an_identity_decorator_and_one_of_another_module(tmp_path):
     (tmp_path / "pkg" / "main.py").write_text(main.replace("Net().eval()", "Net()"))
     (d,) = check_file(tmp_path / "pkg" / "main.py", ("QL201",)).diagnostics
     assert "passes it built at line" in d.message
+
+
+def test_a_wrapper_returning_the_call_of_its_own_parameters_on_every_branch_passes_through():
+    src = PATCHED + BUILDER
+    assert ql201(src) == {}
+    trained = src.replace("Net().eval()", "Net()")
+    (message,) = ql201(trained).values()
+    assert f"the call at line {_row(trained, 'Builder(q).quantize(')} passes it built at line" in message
+    (message,) = ql201(PATCHED + READY).values()
+    assert "in train mode (built at line" in message
 
 
 def test_the_result_of_a_wrapped_method_is_its_body_s():

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from qlint.analysis.caught_errors import catches
 from qlint.analysis.edits import import_edits as ie
 from qlint.analysis.edits.pt2e_moves import worst
+from qlint.analysis.failure_tries import failure_try
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.removed_capture_apis import (
@@ -264,13 +265,16 @@ def _deliberate(ctx: FileContext, stmt: ast.AST, parents, names: set[str]) -> bo
     gate = _version_gate(ctx, stmt, parents)
     if gate == "skipped" or _fallback_after_export(stmt, parents, names):
         return True
+    # A `try` whose broad handler only reports the failure of the pipeline it wraps is no
+    # probe of an attribute: the use is judged from outside it.
+    guard = stmt if names else failure_try(stmt, parents) or stmt
     if gate == "taken":
-        return _probe_or_alternate(ctx, stmt, parents, names)
-    if not ie.guarded(stmt, parents, names, _module_constant(ctx)):
+        return _probe_or_alternate(ctx, guard, parents, names)
+    if not ie.guarded(guard, parents, names, _module_constant(ctx)):
         return bool(names) and _import_falls_back_to_export(stmt, parents, names)
     if _fallback_removed(ctx, stmt, parents, names):
         return False
-    return bool(names) or not _probe_falls_back_removed(stmt, parents)
+    return bool(names) or not _probe_falls_back_removed(guard, parents)
 
 
 def _version_gate(ctx: FileContext, node: ast.AST, parents) -> str | None:

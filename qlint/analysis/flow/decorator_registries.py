@@ -38,8 +38,8 @@ import os
 from qlint.analysis.flow.class_methods import method_of
 from qlint.analysis.flow.model_values import CONSTRUCTED, PARAM, Env, ModeFact, Obj, Origin, join
 from qlint.analysis.flow.pass_through import transparent
+from qlint.analysis.flow.registering_decorators import registry_written
 from qlint.analysis.names.resolver import Resolver
-from qlint.analysis.node_memo import kept_on_node
 from qlint.value_classes import replace, value_class
 
 REGISTRY_CLASS = "class of a decorator-filled registry"
@@ -47,8 +47,6 @@ REGISTRY_INSTANCE = "instance of a class of a decorator-filled registry"
 KINDS = frozenset({REGISTRY_CLASS, REGISTRY_INSTANCE})
 # What a method of such an instance returns (`registry_results` judges it where the key is known).
 REGISTRY_RESULT = "result of a method of a class of a decorator-filled registry"
-_WRITES = "_qlint_registry_writes"
-_SCOPES = (ast.Global, ast.Nonlocal, ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 @value_class(frozen=True)
@@ -240,52 +238,7 @@ def registered_classes(fowner, module: str, decorators: tuple[str, ...]):
 def decorators_of(scope, registry: str) -> tuple[str, ...]:
     """The module-level functions of `scope` that are decorators writing `registry`:
     `def deco(key): def wrapper(cls): registry[key] = cls; return cls; return wrapper`."""
-    return tuple(name for name, func in scope.functions.items() if kept_on_node(func, _WRITES, _writes) == (registry,))
-
-
-def _writes(func: ast.AST) -> tuple[str, ...]:
-    """(the registry's name,) when `func` has the decorator's shape, else ()."""
-    params = func.args
-    if params.posonlyargs or params.vararg or params.kwarg or params.kwonlyargs or len(params.args) != 1:
-        return ()
-    key = params.args[0].arg
-    body = [s for s in func.body if not _docstring(s)]
-    if len(body) != 2 or not isinstance(body[0], ast.FunctionDef) or not isinstance(body[1], ast.Return):
-        return ()
-    wrapper, ret = body
-    if not (isinstance(ret.value, ast.Name) and ret.value.id == wrapper.name) or wrapper.decorator_list:
-        return ()
-    wparams = wrapper.args
-    if wparams.posonlyargs or wparams.vararg or wparams.kwarg or wparams.kwonlyargs or len(wparams.args) != 1:
-        return ()
-    cls = wparams.args[0].arg
-    if cls == key or any(_binds(n, (key, cls)) for n in ast.walk(func)):
-        return ()
-    stores = []
-    for n in ast.walk(wrapper):
-        if isinstance(n, ast.Return) and not (isinstance(n.value, ast.Name) and n.value.id == cls):
-            return ()  # hands back something else than the class it registers
-        if isinstance(n, _SCOPES) and n is not wrapper:
-            return ()  # a nested scope or a `global`: what it binds is not read here
-        if isinstance(n, ast.Subscript) and not isinstance(n.ctx, ast.Load):
-            stores.append(n)
-    if len(stores) != 1:
-        return ()
-    (store,) = stores
-    assign = next((s for s in wrapper.body if isinstance(s, ast.Assign) and s.targets == [store]), None)
-    if assign is None or not (isinstance(assign.value, ast.Name) and assign.value.id == cls):
-        return ()
-    if not (isinstance(store.value, ast.Name) and isinstance(store.slice, ast.Name) and store.slice.id == key):
-        return ()
-    return (store.value.id,)
-
-
-def _binds(node: ast.AST, names: tuple[str, ...]) -> bool:
-    return isinstance(node, ast.Name) and node.id in names and not isinstance(node.ctx, ast.Load)
-
-
-def _docstring(stmt: ast.stmt) -> bool:
-    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
+    return tuple(name for name, func in scope.functions.items() if registry_written(func) == (registry,))
 
 
 def empty_dict(values) -> bool:

@@ -45,6 +45,7 @@ from qlint.analysis.flow.model_values import (
     new_value,
 )
 from qlint.analysis.flow.part_modes import handed
+from qlint.analysis.flow.pass_through import opaque
 from qlint.analysis.flow.subclass_self_calls import self_method
 from qlint.analysis.names.scope import is_property, parameter_args, unique_value
 from qlint.value_classes import replace
@@ -79,6 +80,13 @@ def _stands_in_for_api(scope, func: ast.Name) -> bool:
 def callee(sem, func: ast.expr, depth: int = 0):
     """(the `ModelFlow` of its module, the def, its class scope, 1 if `self` fills its first
     parameter) of the helper called, without analysing it; None when it is none we follow."""
+    found = _callee(sem, func, depth)
+    if found is not None and opaque(found[0], found[1]):
+        return None  # a function or method under a decorator of the project that is no pass-through
+    return found
+
+
+def _callee(sem, func: ast.expr, depth: int = 0):
     owner = sem.owner
     if isinstance(func, ast.Name) and func.id in sem.resolver.local and depth < 3:
         # `fn = to_eval; fn(gm)`: a local bound once to a function is that function.

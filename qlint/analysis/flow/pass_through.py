@@ -1,15 +1,19 @@
 """Project decorators that hand the decorated function its callers' arguments unchanged (issue
 14): `def deco(fn): return fn`, and a wrapper that calls `fn(*args, **kwargs)` as it was
-called (`functools.wraps` wrappers that log or time the call, ultralytics' `@try_export`).
+called (`functools.wraps` wrappers that log or time the call, ultralytics' `@try_export`), or
+`fn(cfg, model, *args, **kwargs)` of its own parameters in order, returned on every branch
+(d2go's `@mock_quantization_type`, which patches `type` around one of three such calls).
 
 A method under such a decorator is its callers' method as much as an undecorated one: what a
 call passes reaches its parameters, and the call returns what the body returns (the wrapper
 calls `fn` once, returns its result and reads it for nothing but `isinstance`; `fn.__name__`
-may be read for a log line). Anything else is no pass-through: a decorator factory
-(`@deco(...)`), one of a library, one that changes, adds or drops arguments, calls `fn`
-otherwise or twice, catches and returns something else, or may end without returning.
-Together with the gradient switches (`mode_neutral`), these are the decorators under which a
-method is read as written.
+may be read for a log line, a parameter's attributes for a test or a message). Anything else
+is no pass-through: a decorator factory (`@deco(...)`), one of a library, one that changes,
+adds or drops arguments, calls a parameter's method (`model.eval()`), calls `fn` otherwise,
+twice or in a loop or `try`, catches and returns something else, or may end without
+returning. Together with the gradient switches (`mode_neutral`), these are the decorators
+under which a method is read as written; a function under another decorator of the project
+is not followed from its calls (`opaque`).
 """
 
 from __future__ import annotations
@@ -17,12 +21,17 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.flow.mode_neutral import mode_neutral
+from qlint.analysis.flow.registering_decorators import registering
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.node_memo import kept_on_node
 from qlint.analysis.tree_walk import SCOPES, isinstance_test, own_nodes
 
 _WRAPS = frozenset({"functools.wraps"})
 _PASSES = "passes"
+# What a decorator may run before it returns its wrapper: imports, assignments, calls, branches.
+_SETUP = (ast.Expr, ast.Assign, ast.AnnAssign, ast.Import, ast.ImportFrom, ast.If)
+# Where a call of `fn` may run more than once (a retry).
+_REPEATS = (ast.For, ast.AsyncFor, ast.While, ast.Try, getattr(ast, "TryStar", ast.Try))
 
 
 def transparent(owner, decorators: list[ast.expr]) -> bool:
@@ -41,6 +50,38 @@ def transparent(owner, decorators: list[ast.expr]) -> bool:
         if verdict != _PASSES:
             return False
     return True
+
+
+def opaque(owner, node: ast.AST) -> bool:
+    """A function (`node`, of `owner`'s module) under a decorator of the project that is no
+    pass-through: a call of its name runs what that decorator returned, which may eval, train
+    or replace what it is handed, or return something else (`def evaled(fn): def w(m):
+    m.eval(); return fn(m)`). Such a call is none of the function's: the walk does not follow
+    it, and the function's callers are not read (issue 14). A decorator factory of the
+    project (`@retry(3)`) too, but for a registry's (`@register("key")`, which stores the
+    function and hands it back, `decorator_registries`). A library's decorator is read as
+    before: what it does is not known here."""
+    decorators = getattr(node, "decorator_list", None)
+    if not decorators:
+        return False
+    resolver = None
+    for deco in decorators:
+        if mode_neutral(owner, [deco]):
+            continue
+        resolver = resolver or Resolver(owner.scope, owner.project, owner.optable)
+        factory = isinstance(deco, ast.Call)
+        found = _decorator_def(owner, deco.func if factory else deco, resolver)
+        if found is None:
+            continue  # a library's (or no function's): not judged here
+        scope, func = found
+        if factory:
+            if not registering(func):
+                return True
+            continue
+        verdict = kept_on_node(func, "_qlint_pass_through", lambda f, s=scope: _verdict(f, _resolver(owner, s)))
+        if verdict != _PASSES:
+            return True
+    return False
 
 
 def _resolver(owner, scope) -> Resolver:
@@ -72,48 +113,49 @@ def _verdict(deco: ast.AST, resolver: Resolver) -> str:
     if args.posonlyargs or args.kwonlyargs or args.vararg or args.kwarg or len(args.args) != 1 or args.defaults:
         return "no"
     fn = args.args[0].arg
-    wrappers = [s for s in deco.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    defs = [s for s in deco.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
     last = deco.body[-1]
     if not isinstance(last, ast.Return) or not isinstance(last.value, ast.Name):
         return "no"
     for stmt in deco.body[:-1]:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
-        if not isinstance(stmt, (ast.Expr, ast.Assign, ast.AnnAssign)) or _rebinds(stmt, {fn}, deep=True):
-            return "no"  # a branch, a loop, a `return` or a class; or `fn` rebound, changed
-    names = {w.name for w in wrappers}
-    if len(wrappers) > 1 or _rebinds_any(deco, names | {fn}, wrappers):
+        if not isinstance(stmt, _SETUP) or _rebinds(stmt, {fn}, deep=True):
+            return "no"  # a loop, a `return` or a class; or `fn` rebound, changed
+    names = {d.name for d in defs}
+    if len(names) != len(defs) or _rebinds_any(deco, names | {fn}, defs):
         return "no"
     if last.value.id == fn:
         return _PASSES  # `return fn`: the function itself
-    if not wrappers or last.value.id != wrappers[0].name:
-        return "no"
-    return _wrapper(wrappers[0], fn, resolver)
+    wrapper = next((d for d in defs if d.name == last.value.id), None)
+    if wrapper is None or any(_mentions(d, fn) for d in defs if d is not wrapper):
+        return "no"  # another def that may call `fn` its own way (d2go's `_new_type` does not)
+    return _wrapper(wrapper, fn, resolver, _local_imports(deco))
 
 
-def _wrapper(wrapper: ast.FunctionDef, fn: str, resolver: Resolver) -> str:
+def _wrapper(wrapper: ast.FunctionDef, fn: str, resolver: Resolver, local: dict[str, str]) -> str:
     args = wrapper.args
-    if not isinstance(wrapper, ast.FunctionDef) or args.posonlyargs or args.args or args.kwonlyargs:
-        return "no"
-    if args.vararg is None or args.kwarg is None:
+    if not isinstance(wrapper, ast.FunctionDef) or args.posonlyargs or args.kwonlyargs or args.defaults:
         return "no"
     for deco in wrapper.decorator_list:
         if not (
             isinstance(deco, ast.Call)
-            and resolver.qualname(deco.func) in _WRAPS
+            and _qualname(deco.func, resolver, local) in _WRAPS
             and len(deco.args) == 1
             and not deco.keywords
             and isinstance(deco.args[0], ast.Name)
             and deco.args[0].id == fn
         ):
             return "no"
-    star, kw = args.vararg.arg, args.kwarg.arg
+    params = tuple(a.arg for a in args.args)
+    star = args.vararg.arg if args.vararg else None
+    kw = args.kwarg.arg if args.kwarg else None
     calls: list[ast.Call] = []
-    allowed: set[int] = set()  # the loads of `fn`, `star` and `kw` in the exact calls
+    allowed: set[int] = set()  # the loads of `fn` and the parameters in the exact calls
     for node in own_nodes(wrapper.body):
-        if isinstance(node, ast.Call) and _exact(node, fn, star, kw):
+        if isinstance(node, ast.Call) and _exact(node, fn, params, star, kw):
             calls.append(node)
-            allowed.update((id(node.func), id(node.args[0].value), id(node.keywords[0].value)))
+            allowed.update(id(n) for n in ast.walk(node) if isinstance(n, ast.Name))
     if not calls:
         return "no"
     # The `fn` of `fn.method(...)`: a call through it, not a read of a name for a log line.
@@ -122,6 +164,9 @@ def _wrapper(wrapper: ast.FunctionDef, fn: str, resolver: Resolver) -> str:
         for stmt in wrapper.body
         for n in ast.walk(stmt)
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+    }
+    parents = {
+        id(child): node for stmt in wrapper.body for node in ast.walk(stmt) for child in ast.iter_child_nodes(node)
     }
     for node in (n for stmt in wrapper.body for n in ast.walk(stmt)):  # nested bodies too
         if (
@@ -132,35 +177,93 @@ def _wrapper(wrapper: ast.FunctionDef, fn: str, resolver: Resolver) -> str:
             and id(node.value) not in called
         ):
             allowed.add(id(node.value))  # `fn.__name__` read for a log line
+        elif isinstance(node, ast.Name) and node.id in params and _tested(node, parents):
+            allowed.add(id(node))  # `if not cfg.QUANTIZATION.EAGER_MODE:`
+    handed = {fn, *params, star, kw} - {None}
     for node in (n for stmt in wrapper.body for n in ast.walk(stmt)):
-        if isinstance(node, ast.Name) and node.id in (fn, star, kw) and id(node) not in allowed:
-            return "no"  # handed elsewhere, changed (`kwargs.pop`), or rebound
-        if isinstance(node, (ast.Global, ast.Nonlocal)) and {fn, star, kw} & set(node.names):
+        if isinstance(node, ast.Name) and node.id in handed and id(node) not in allowed:
+            return "no"  # handed elsewhere, changed (`model.eval()`, `kwargs.pop`), or rebound
+        if isinstance(node, (ast.Global, ast.Nonlocal)) and handed & set(node.names):
             return "no"
     return _PASSES if _returns_result(wrapper, calls) else "no"
 
 
-def _exact(call: ast.Call, fn: str, star: str, kw: str) -> bool:
-    """`fn(*star, **kw)` and nothing more."""
-    return (
-        isinstance(call.func, ast.Name)
-        and call.func.id == fn
-        and len(call.args) == 1
-        and isinstance(call.args[0], ast.Starred)
-        and isinstance(call.args[0].value, ast.Name)
-        and call.args[0].value.id == star
-        and len(call.keywords) == 1
-        and call.keywords[0].arg is None
-        and isinstance(call.keywords[0].value, ast.Name)
-        and call.keywords[0].value.id == kw
-    )
+def _local_imports(deco: ast.FunctionDef) -> dict[str, str]:
+    """What the decorator's own imports bind (d2go's imports `functools` there): name -> qualname."""
+    bound = {}
+    for stmt in deco.body:
+        if isinstance(stmt, ast.Import):
+            bound.update(
+                {a.asname or a.name.split(".")[0]: a.name if a.asname else a.name.split(".")[0] for a in stmt.names}
+            )
+        elif isinstance(stmt, ast.ImportFrom) and stmt.module and not stmt.level:
+            bound.update({a.asname or a.name: f"{stmt.module}.{a.name}" for a in stmt.names})
+    return bound
+
+
+def _qualname(node: ast.expr, resolver: Resolver, local: dict[str, str]) -> str | None:
+    head = node.value if isinstance(node, ast.Attribute) else node
+    if isinstance(head, ast.Name) and head.id in local:
+        return local[head.id] + (f".{node.attr}" if isinstance(node, ast.Attribute) else "")
+    return resolver.qualname(node)
+
+
+def _tested(name: ast.Name, parents: dict) -> bool:
+    """A parameter read for a test or a message, through attributes and subscripts, and not
+    called through: `cfg.EAGER_MODE` in an `if`, `model is None`, `isinstance(model, X)`,
+    `f"{model}"`. Handed to a call, assigned into or called through (`model.eval()`), it is not."""
+    node = name
+    parent = parents.get(id(node))
+    while (
+        isinstance(parent, (ast.Attribute, ast.Subscript)) and parent.value is node and isinstance(parent.ctx, ast.Load)
+    ):
+        node, parent = parent, parents.get(id(parent))
+    if isinstance(parent, (ast.Compare, ast.BoolOp, ast.FormattedValue)):
+        return True
+    if isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not):
+        return True
+    if isinstance(parent, (ast.If, ast.IfExp, ast.While, ast.Assert)) and parent.test is node:
+        return True
+    test = isinstance_test(parent) if isinstance(parent, ast.Call) else None
+    return test is not None and test[0] is node
+
+
+def _mentions(func: ast.AST, name: str) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(func))
+
+
+def _exact(call: ast.Call, fn: str, params: tuple[str, ...], star: str | None, kw: str | None) -> bool:
+    """`fn(p1, ..., pn, *star, **kw)`: the wrapper's own parameters, in order, and nothing more."""
+    if not (isinstance(call.func, ast.Name) and call.func.id == fn):
+        return False
+    if len(call.args) != len(params) + (star is not None) or len(call.keywords) != (kw is not None):
+        return False
+    if any(not (isinstance(a, ast.Name) and a.id == p) for a, p in zip(call.args[: len(params)], params, strict=True)):
+        return False
+    if star is not None:
+        last = call.args[-1]
+        if not (isinstance(last, ast.Starred) and isinstance(last.value, ast.Name) and last.value.id == star):
+            return False
+    if kw is not None:
+        (given,) = call.keywords
+        return given.arg is None and isinstance(given.value, ast.Name) and given.value.id == kw
+    return True
 
 
 def _returns_result(wrapper: ast.FunctionDef, calls: list[ast.Call]) -> bool:
     """Every `return` gives back the call's result (the call, or a name bound to nothing else,
-    read only by `isinstance`), no path falls off the end, and `fn` is called once per run."""
+    read only by `isinstance`), no path falls off the end, and `fn` is called once per run.
+    Several calls (d2go's `@mock_quantization_type` calls `fn` on each of three branches, one
+    under `mock.patch`) are each the value of a `return`, outside loops and `try`s: one runs."""
     if len(calls) != 1:
-        return False
+        returns = [n for n in own_nodes(wrapper.body) if isinstance(n, ast.Return)]
+        ids = {id(c) for c in calls}
+        return (
+            _ends(wrapper.body)
+            and len(returns) == len(calls)
+            and all(id(r.value) in ids for r in returns)
+            and not any(isinstance(n, _REPEATS) for n in own_nodes(wrapper.body))
+        )
     call = calls[0]
     held = None
     returns = []
@@ -218,6 +321,10 @@ def _rebinds(stmt: ast.stmt, names: set[str], deep: bool) -> bool:
     """`stmt` binds one of `names`, assigns into one, or holds a `return` (with `deep`)."""
     for node in ast.walk(stmt):
         if isinstance(node, ast.Name) and node.id in names and not isinstance(node.ctx, ast.Load):
+            return True
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and any(
+            (a.asname or a.name.split(".")[0]) in names for a in node.names
+        ):
             return True
         if isinstance(node, (ast.Attribute, ast.Subscript)) and not isinstance(node.ctx, ast.Load):
             root = node.value
