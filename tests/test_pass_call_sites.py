@@ -11,6 +11,7 @@ import os
 
 import pytest
 
+from qlint.analysis import scan_memo
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs import init_fields, pass_call_sites
 from qlint.analysis.names import project_words
@@ -75,6 +76,11 @@ MODULES = {
     # A name outside ASCII: found by reading the text, as before.
     "u": "from pkg.checked import fäld\n\n\ndef go(gm):\n    fäld(gm)\n",
     "nothing": "x = 1\n",
+    # Called by name and as the module's attribute, one call inside another.
+    "mix": (
+        "from pkg import checked\nfrom pkg.checked import fold\n\n\n"
+        "def f(gm):\n    checked.fold(fold(gm))\n    fold(gm)\n"
+    ),
 }
 NAMES = ["fold", "helper", "renamed", "other", "at_module_level", "spelled_only", "fäld", "own_caller", "absent"]
 
@@ -134,6 +140,10 @@ def test_what_the_sites_are(pkg):
         ("a.py", "run", 5, 4),
         ("b.py", "go", 5, 4),
         ("g.py", "run", 6, 15),
+        # In the order of the walk: the outer call, then the next statement's, then the inner.
+        ("mix.py", "f", 6, 4),
+        ("mix.py", "f", 7, 4),
+        ("mix.py", "f", 6, 17),
     ]
     assert _sites(pkg, "helper") == [("checked.py", "own_caller", 33, 11), ("b.py", "go", 6, 4)]
     assert _sites(pkg, "fäld") == [("checked.py", "own_caller", 32, 4), ("u.py", "go", 5, 4)]
@@ -141,6 +151,24 @@ def test_what_the_sites_are(pkg):
     assert _sites(pkg, "at_module_level") == []  # called at h.py's top level
     assert _sites(pkg, "other") == []  # broken.py does not parse; own.py's is its own
     assert _sites(pkg, "spelled_only") == []
+
+
+def test_each_module_is_walked_once_for_every_name_asked_of_it(pkg, monkeypatch):
+    walked: list[str] = []
+    real = pass_call_sites.walk_kinds
+
+    def counted(tree, kinds):
+        if kinds is pass_call_sites._SITE_KINDS:
+            walked.append(tree)
+        return real(tree, kinds)
+
+    monkeypatch.setattr(pass_call_sites, "walk_kinds", counted)
+    ctx = _ctx(pkg)
+    for name in ("fold", "helper", "fäld", "renamed"):
+        assert [c.lineno for _, _, c in pass_call_sites.pass_call_sites(ctx, name)][:1] == (
+            [] if name == "renamed" else [{"fold": 31, "fäld": 32, "helper": 33}[name]]
+        )
+    assert walked.count(ctx.tree) == 1
 
 
 def test_a_module_past_the_words_limit_is_read_as_text(pkg, monkeypatch):
@@ -167,12 +195,11 @@ def test_names_asked_one_after_another_read_each_module_once(pkg, monkeypatch):
 
 
 def test_a_later_run_reads_only_the_modules_spelling_the_name(pkg, store, monkeypatch):  # noqa: F811
-    assert _sites(pkg, "fold")[1:] == [("a.py", "run", 5, 4), ("b.py", "go", 5, 4), ("g.py", "run", 6, 15)]
-    from qlint.analysis import scan_memo
-
+    found = _sites(pkg, "fold")
+    assert len(found) == 7
     scan_memo.flush()
     _new_process()
     project_words.forget()
     opened = _reads(monkeypatch)
-    assert _sites(pkg, "fold")[1:] == [("a.py", "run", 5, 4), ("b.py", "go", 5, 4), ("g.py", "run", 6, 15)]
-    assert sorted(set(opened)) == ["a.py", "b.py", "g.py"]
+    assert _sites(pkg, "fold") == found
+    assert sorted(set(opened)) == ["a.py", "b.py", "g.py", "mix.py"]
