@@ -1,8 +1,10 @@
-"""`pass_call_sites` finds the modules spelling a pass's name from what is known of each
-module's content (`project_search.modules_holding`: its words, read once per content, and
-what earlier runs found its text to hold or lack), not by reading the package again for each
-name (ao's qat_utils.py: its ~440 modules once per name asked, 5 names). The sites are those
-the text scan of the package for the name finds (`init_fields.modules_naming`, what it used)."""
+"""`pass_call_sites` finds the modules spelling a pass's name (`init_fields.modules_naming`)
+from what is known of each module's content (`project_search.modules_holding`: its words,
+read once per content, and what earlier runs found its text to hold or lack), not by reading
+the package again for each name (ao's qat_utils.py: its ~440 modules once per name asked, 5
+names), and walks each module once for every name asked of it. The modules and the sites are
+those the text scan of the package for the name finds (`project_scan.texts_naming`, what
+`modules_naming` was)."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ import pytest
 
 from qlint.analysis import scan_memo
 from qlint.analysis.context import FileContext
-from qlint.analysis.graphs import init_fields, pass_call_sites
+from qlint.analysis.graphs import init_fields, pass_call_sites, project_scan
 from qlint.analysis.names import project_words
 from qlint.analysis.names.modules import module_name_for
 from qlint.analysis.names.project import ProjectIndex
@@ -102,10 +104,16 @@ def _sites(pkg: str, name: str) -> list[tuple[str, str, int, int]]:
     return [(os.path.basename(m.path), getattr(o, "name", ""), c.lineno, c.col_offset) for m, o, c in found]
 
 
+def _scanned(ctx: FileContext, name: str) -> list[FileContext]:
+    """`modules_naming` as the text scan of every module of the package for the name."""
+    found = (project_scan.parsed_module(ctx, path, text) for path, text in project_scan.texts_naming(ctx, name))
+    return [other for other in found if other is not None]
+
+
 def _reference(pkg: str, name: str, monkeypatch) -> list[tuple[str, str, int, int]]:
     """The sites as found through the text scan of every module for the name."""
     with monkeypatch.context() as patched:
-        patched.setattr(pass_call_sites, "_modules_naming", init_fields.modules_naming)
+        patched.setattr(pass_call_sites, "modules_naming", _scanned)
         return _sites(pkg, name)
 
 
@@ -132,6 +140,12 @@ def _reads(monkeypatch) -> list[str]:
 @pytest.mark.parametrize("name", NAMES)
 def test_the_sites_are_those_the_text_scan_finds(pkg, name, monkeypatch):
     assert _sites(pkg, name) == _reference(pkg, name, monkeypatch)
+
+
+@pytest.mark.parametrize("name", [*NAMES, "checked", "C", "gm", "NAMES"])
+def test_the_modules_are_those_the_text_scan_finds(pkg, name):
+    modules = [(m.path, m.text) for m in init_fields.modules_naming(_ctx(pkg), name)]
+    assert modules == [(m.path, m.text) for m in _scanned(_ctx(pkg), name)]
 
 
 def test_what_the_sites_are(pkg):
@@ -178,6 +192,9 @@ def test_a_module_past_the_words_limit_is_read_as_text(pkg, monkeypatch):
     assert len(MODULES["g"]) > 60
     assert _sites(pkg, "fold") == _reference(pkg, "fold", monkeypatch)
     assert ("g.py", "run", 6, 15) in _sites(pkg, "fold")
+    names = [os.path.basename(m.path) for m in init_fields.modules_naming(_ctx(pkg), "fold")]
+    assert names == [os.path.basename(m.path) for m in _scanned(_ctx(pkg), "fold")]
+    assert "g.py" in names
 
 
 def test_names_asked_one_after_another_read_each_module_once(pkg, monkeypatch):

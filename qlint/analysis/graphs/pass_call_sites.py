@@ -3,31 +3,21 @@
 name, each with the function making it; none at all when the name is used otherwise
 anywhere (handed on, imported under another name, called at module level).
 
-The other modules are those of the package (`project_scan.scan_root`) whose text spells the
-name as a word, found from what is known of each module's content (`project_search`: its
-words, read once per content in the process, and what earlier runs found its text to hold or
-lack, kept between runs), then read and searched as text. Searched module by module for each
-name, a one-file check of ao's `pt2e/qat_utils.py` read the package's ~440 modules once per
-name it asked about (5 names, a third of the check's CPU); the first edited check after a
-whole-tree run reads only the few that spell it.
+The other modules are those of the package spelling the name (`init_fields.modules_naming`),
+each walked once for every name asked of it (`_index`).
 """
 
 from __future__ import annotations
 
 import ast
-import os
 import re
 
 from qlint.analysis.context import FileContext
-from qlint.analysis.flow.project_search import modules_holding
+from qlint.analysis.graphs.init_fields import modules_naming
 from qlint.analysis.graphs.namesakes import own_namesake
-from qlint.analysis.graphs.project_scan import parsed_module, scan_root, text_holding
-from qlint.analysis.names import project_words
 from qlint.analysis.names.functions import innermost_body
 from qlint.analysis.names.modules import resolve_relative
-from qlint.analysis.project_files import listing_dependency, project_keys
 from qlint.analysis.tree_walk import walk_kinds
-from qlint.analysis.word_search import spells_word
 
 __all__ = ["pass_call_sites"]
 
@@ -42,7 +32,7 @@ def pass_call_sites(ctx: FileContext, name: str) -> list[tuple[FileContext, ast.
     its module and in the project's other modules spelling the name; empty when the name is
     used otherwise anywhere (handed on, imported under another name, called at module level)."""
     found: list[tuple[FileContext, ast.AST, ast.Call]] = []
-    for module in [ctx, *_modules_naming(ctx, name)]:
+    for module in [ctx, *modules_naming(ctx, name)]:
         if module is not ctx and own_namesake(module, name):
             continue
         sites = _sites_in(module, name, module is ctx, ctx.module)
@@ -50,38 +40,6 @@ def pass_call_sites(ctx: FileContext, name: str) -> list[tuple[FileContext, ast.
             return []
         found.extend((module, owner, call) for owner, call in sites)
     return found
-
-
-def _modules_naming(ctx: FileContext, name: str) -> list[FileContext]:
-    """The package's other modules whose text spells `name` as a word, parsed, in the order of
-    its listing (a module that does not parse is left out: it calls nothing). Every module
-    and the listing are dependencies of the check: any may come to spell the name."""
-    root = scan_root(ctx.path)
-    if root is None:
-        return []
-    root = os.path.abspath(root)
-    ctx.project.record_listing(ctx.path, listing_dependency(root, True, (name,)))
-    keys = project_keys(ctx, root)
-    holders = set(modules_holding(ctx, root, name))
-    own = os.path.abspath(ctx.path)
-    needle = (name.encode(),)
-    found = []
-    for path, key in keys.items():
-        # A module past the words' size limit holds no words (`project_words`): its text is
-        # searched here, as the scan of the package's texts does up to its own limit.
-        if key is None or path == own or (path not in holders and not _past_words(key)):
-            continue
-        read = text_holding(ctx.project, path, key, needle)
-        if read is None or not spells_word(read[0], name):
-            continue
-        module = parsed_module(ctx, path, read[0])
-        if module is not None:
-            found.append(module)
-    return found
-
-
-def _past_words(key: tuple) -> bool:
-    return key[0] != "overlay" and key[1] > project_words.MAX_BYTES
 
 
 def _sites_in(module: FileContext, name: str, own: bool, home: str | None) -> list[tuple[ast.AST, ast.Call]] | None:
