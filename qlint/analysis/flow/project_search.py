@@ -232,7 +232,14 @@ def _scan(ctx: FileContext, root: str, name: str) -> list[tuple[str, tuple]] | N
     return hits
 
 
-def _holding(ctx: FileContext, root: str, word: str, limit: int) -> list[str]:
+def modules_holding(ctx: FileContext, root: str, word: str) -> list[str]:
+    """Every module of the project under `root` but the one checked whose text holds `word`,
+    in the order of its keys (`_holding` without a limit): for a search that needs each one,
+    not a caller search's first few. Nothing is recorded: the caller records its search."""
+    return _holding(ctx, root, word, None)
+
+
+def _holding(ctx: FileContext, root: str, word: str, limit: int | None) -> list[str]:
     """The project's modules whose text holds `word` (`project_words`), the first `limit` of
     them in the order of the project's keys: the modules past the one that reaches it are not
     asked (the answer is decided). Where the answers are kept between runs (`scan_memo`, with
@@ -254,7 +261,7 @@ def _holding(ctx: FileContext, root: str, word: str, limit: int) -> list[str]:
     found = project_words.holding(overlay, keys, word, saved, own, limit)
     # The last module asked: the holder that reached the limit (none past it was asked), or
     # None when every module was.
-    last = found[-1] if len(found) == limit else None
+    last = found[-1] if limit is not None and len(found) == limit else None
     noted = (root, word, project_words.reads(), last)
     if noted not in _NOTED:
         if len(_NOTED) > 4096:

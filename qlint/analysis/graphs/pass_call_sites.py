@@ -2,6 +2,9 @@
 `self_traced_graphs`: in its own module and in the project's other modules spelling its
 name, each with the function making it; none at all when the name is used otherwise
 anywhere (handed on, imported under another name, called at module level).
+
+The other modules are those of the package spelling the name (`init_fields.modules_naming`),
+each walked once for every name asked of it (`_index`).
 """
 
 from __future__ import annotations
@@ -40,34 +43,56 @@ def pass_call_sites(ctx: FileContext, name: str) -> list[tuple[FileContext, ast.
 
 
 def _sites_in(module: FileContext, name: str, own: bool, home: str | None) -> list[tuple[ast.AST, ast.Call]] | None:
-    calls: dict[int, ast.Call] = {}
-    uses: list[ast.expr] = []
     # Another module that imports `name` only from modules other than `home` (the pass's own)
     # calls another function of that name when it calls `name(...)`: pytorch-shir's backend
     # imports one instruction selector's `select`, not its siblings'.
     others = not own and home is not None and _imports_elsewhere(module, name, home)
-    for node in walk_kinds(module.tree, _SITE_KINDS):
-        if isinstance(node, ast.alias) and node.asname and node.name.rpartition(".")[2] == name:
-            return None  # imported under another name: its calls are not spelled `name`
-        if others and isinstance(node, ast.Name):
-            continue
-        if isinstance(node, ast.Call):
-            calls[id(node.func)] = node
-        elif (
-            isinstance(node, (ast.Name, ast.Attribute))
-            and isinstance(node.ctx, ast.Load)
-            # `name(...)`, and in another module `module.name(...)` too.
-            and (node.id if isinstance(node, ast.Name) else None if own else node.attr) == name
-        ):
-            uses.append(node)
+    calls, names, attributes, renamed = _index(module)
+    if name in renamed:
+        return None  # imported under another name: its calls are not spelled `name`
+    # `name(...)`, and in another module `module.name(...)` too, in the order the walk met them.
+    uses = [] if others else names.get(name, [])
+    if not own and name in attributes:
+        uses = sorted([*uses, *attributes[name]], key=lambda use: use[0])
     out = []
-    for use in uses:
+    for _, use in uses:
         call = calls.get(id(use))
         owner = innermost_body(module.tree, module.scope, module.cache, call.lineno) if call is not None else None
         if owner is None:
             return None
         out.append((owner.node, call))
     return out
+
+
+# `FileContext.cache` key of `_index`: the module's loads by name, read once for every name
+# asked of it (ao's qat_utils.py is asked about four of its functions, each a walk of its tree).
+_INDEX = "pass_call_sites.index"
+
+
+def _index(module: FileContext) -> tuple[dict[int, ast.Call], dict, dict, set[str]]:
+    """(call by the id of its callee, loaded names and loaded attributes by identifier, each
+    as (position in the walk, node), the last parts of the names imported under another
+    name), from one walk of the module's tree."""
+    found = module.cache.get(_INDEX)
+    if found is None:
+        calls: dict[int, ast.Call] = {}
+        names: dict[str, list[tuple[int, ast.expr]]] = {}
+        attributes: dict[str, list[tuple[int, ast.expr]]] = {}
+        renamed: set[str] = set()
+        for position, node in enumerate(walk_kinds(module.tree, _SITE_KINDS)):
+            kind = type(node)
+            if kind is ast.Call:
+                calls[id(node.func)] = node
+            elif kind is ast.Name:
+                if type(node.ctx) is ast.Load:
+                    names.setdefault(node.id, []).append((position, node))
+            elif kind is ast.Attribute:
+                if type(node.ctx) is ast.Load:
+                    attributes.setdefault(node.attr, []).append((position, node))
+            elif node.asname:
+                renamed.add(node.name.rpartition(".")[2])
+        found = module.cache[_INDEX] = (calls, names, attributes, renamed)
+    return found
 
 
 def _imports_elsewhere(module: FileContext, name: str, home: str) -> bool:
