@@ -144,6 +144,24 @@ def test_checking_one_file_does_not_import_multiprocessing(tmp_path):
     assert "QL101" in out.stdout and out.stdout.strip().endswith("[]")
 
 
+def test_a_parallel_run_loads_the_pool_while_the_index_child_works_and_a_serial_one_not_at_all():
+    # What a parallel run loads while the wrapper index's child works (`_load_for_workers`)
+    # holds what its pool loads: nothing is left for after the index, when one core idles.
+    # A run of one process, which imports the checks' modules meanwhile instead, loads none.
+    code = (
+        "import sys\nfrom qlint import runner\n"
+        "def pool_modules():\n"
+        "    return sorted(m for m in sys.modules if m.startswith(('multiprocessing', 'concurrent')))\n"
+        "runner._import_for_checks()\nprint(pool_modules() == [])\n"
+        "runner._load_for_workers()\nloaded = pool_modules()\n"
+        "with runner._pool(1, runner.Settings()) as pool:\n"
+        "    assert pool.submit(abs, -1).result() == 1\n"
+        "print(pool_modules() == loaded, 'multiprocessing.popen_fork' in loaded)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["True", "True", "True"]
+
+
 def test_a_crashing_file_costs_only_itself(tmp_path, crash_rule, monkeypatch):
     src = tree(tmp_path, runner.MIN_PARALLEL_FILES + 4, "PID_MARK\n")
     # A chunk of its own, the heaviest: the first given to the worker (the parent takes the

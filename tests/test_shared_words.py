@@ -81,6 +81,70 @@ def test_a_module_read_before_at_another_key_is_answered_at_the_current_one(tmp_
     assert path not in project_words._MODULES
 
 
+class _CountedWords:
+    """The shared words, counting the modules asked one by one (`holds_key`)."""
+
+    def __init__(self, words):
+        self.words, self.asked = words, 0
+
+    def holds_key(self, path, key):
+        self.asked += 1
+        return self.words.holds_key(path, key)
+
+    def __getattr__(self, name):
+        return getattr(self.words, name)
+
+
+def test_a_question_for_another_modules_check_walks_no_module_again(tmp_path):
+    # Each check passes over its own module (`besides`): answered by the shared words, that
+    # module needs no walk over every module for the next check's question, one scan per word.
+    root = _tree(tmp_path)
+    counted = _CountedWords(_shared(root))
+    project_words.share(counted)  # type: ignore[arg-type]
+    keys = _keys(root)
+    call, edge = str(root / "call.py"), str(root / "edge.py")
+    assert call not in project_words.holding({}, keys, "quantize_module", besides=call)
+    walked = counted.asked
+    assert walked >= len(TEXTS) - 1
+    questions = 0
+    for besides in (edge, call, str(root / "longer.py")):
+        for word in ("quantize_module", "export_utils", "absent_everywhere"):
+            expected = [p for p in _by_reading(keys, word) if p != besides]
+            assert project_words.holding({}, keys, word, besides=besides) == expected, (besides, word)
+            questions += 1
+    assert counted.asked <= walked + questions  # at most the module passed over; no walk
+    assert project_words.reads() == 0
+
+
+def test_a_module_passed_over_and_edited_after_the_cut_is_read_for_the_next_check(tmp_path):
+    # Look-alike: the module passed over is not at the key the words were cut at, so they cannot
+    # answer for it; the next check's question reads it.
+    root = _tree(tmp_path)
+    _shared(root)
+    edited = root / "empty.py"
+    edited.write_text("quantize_module()\n")
+    os.utime(edited, ns=(1, 1))
+    keys = _keys(root)
+    assert str(edited) not in project_words.holding({}, keys, "quantize_module", besides=str(edited))
+    found = project_words.holding({}, keys, "quantize_module", besides=str(root / "edge.py"))
+    assert str(edited) in found
+    assert found == [p for p in _by_reading(keys, "quantize_module") if p != str(root / "edge.py")]
+    assert project_words.reads() == 1
+
+
+def test_a_module_passed_over_and_read_before_at_another_key_is_not_answered_stale(tmp_path):
+    # Look-alike: the module passed over was read before at another key (what an edit left):
+    # those words are not the current ones, whatever the shared words hold.
+    root = _tree(tmp_path, {"a.py": "x = 1\n", "b.py": "y = 1\n", "c.py": "z = 1\n"})
+    path = str(root / "a.py")
+    _shared(root)
+    project_words._MODULES[path] = (("stale", 1), b"\nold_name\n")
+    keys = _keys(root)
+    assert project_words.holding({}, keys, "old_name", besides=path) == []
+    assert project_words.holding({}, keys, "old_name", besides=str(root / "b.py")) == []
+    assert project_words.holding({}, keys, "x", besides=str(root / "b.py")) == [path]
+
+
 def test_a_module_changed_while_cut_is_left_to_whoever_asks(tmp_path, monkeypatch):
     root = _tree(tmp_path, {"a.py": "helper_one()\n", "b.py": "helper_two()\n"})
     path = str(root / "a.py")
