@@ -17,6 +17,7 @@ import ast
 
 from qlint.analysis.caught_errors import catches
 from qlint.analysis.edits.import_edits import probes_attribute
+from qlint.analysis.graphs.call_parts import callee_name
 from qlint.analysis.tree_walk import statement_lists
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.Module)
@@ -111,7 +112,7 @@ def _leaves(body: list[ast.stmt]) -> bool:
     last = body[-1]
     if isinstance(last, (ast.Raise, ast.Return)):
         return True
-    return isinstance(last, ast.Expr) and isinstance(last.value, ast.Call) and _callee(last.value) in _EXITS
+    return isinstance(last, ast.Expr) and isinstance(last.value, ast.Call) and callee_name(last.value) in _EXITS
 
 
 def _ends_scope(node: ast.stmt, parents) -> bool:
@@ -143,7 +144,7 @@ def _works_beside(node: ast.stmt, path: list[ast.AST]) -> bool:
             if id(stmt) in on_path:
                 continue
             for n in ast.walk(stmt):
-                if isinstance(n, ast.Call) and not _reporting_call(n) and _callee(n) not in _UNWRAP:
+                if isinstance(n, ast.Call) and not _reporting_call(n) and callee_name(n) not in _UNWRAP:
                     return True
     return False
 
@@ -158,16 +159,11 @@ def _failure_value(value: ast.expr) -> bool:
         return all(_failure_value(e) for e in value.elts)
     if isinstance(value, ast.Dict):
         return all(k is None or _failure_value(k) for k in value.keys) and all(map(_failure_value, value.values))
-    return isinstance(value, ast.Call) and _callee(value) in ("str", "repr") and not value.keywords
+    return isinstance(value, ast.Call) and callee_name(value) in ("str", "repr") and not value.keywords
 
 
 def _reporting_call(value: ast.expr) -> bool:
     if not isinstance(value, ast.Call):
         return False
-    name = _callee(value)
+    name = callee_name(value) or ""
     return name in _REPORTING or name in _EXITS or not _REPORTING_WORDS.isdisjoint(name.lower().split("_"))
-
-
-def _callee(call: ast.Call) -> str:
-    func = call.func
-    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""

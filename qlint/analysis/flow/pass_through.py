@@ -25,6 +25,7 @@ from qlint.analysis.flow.registering_decorators import registering
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.node_memo import kept_on_node
 from qlint.analysis.tree_walk import SCOPES, isinstance_test, own_nodes
+from qlint.analysis.tree_walk import parents as tree_parents
 
 _WRAPS = frozenset({"functools.wraps"})
 _PASSES = "passes"
@@ -165,9 +166,7 @@ def _wrapper(wrapper: ast.FunctionDef, fn: str, resolver: Resolver, local: dict[
         for n in ast.walk(stmt)
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
     }
-    parents = {
-        id(child): node for stmt in wrapper.body for node in ast.walk(stmt) for child in ast.iter_child_nodes(node)
-    }
+    parents = tree_parents(wrapper)
     for node in (n for stmt in wrapper.body for n in ast.walk(stmt)):  # nested bodies too
         if (
             isinstance(node, ast.Attribute)
@@ -208,7 +207,7 @@ def _qualname(node: ast.expr, resolver: Resolver, local: dict[str, str]) -> str 
     return resolver.qualname(node)
 
 
-def _tested(name: ast.Name, parents: dict) -> bool:
+def _tested(name: ast.Name, parents) -> bool:
     """A parameter read for a test or a message, through attributes and subscripts, and not
     called through: `cfg.EAGER_MODE` in an `if`, `model is None`, `isinstance(model, X)`,
     `f"{model}"`. Handed to a call, assigned into or called through (`model.eval()`), it is not."""
