@@ -1,6 +1,7 @@
 """Where the CPU of a cold whole-tree run goes, and how far it is from its parse floor (issue 13).
 
-    python benchmarks/cold_split.py [--ruff] [--floor-runs N] [--files N] [--rule-checks N] [--askers N] PATH
+    python benchmarks/cold_split.py [--ruff] [--floor-runs N] [--files N] [--rule-checks N] [--askers N]
+        [--caller-searches N] PATH
 
 Runs `qlint check --no-cache -j1 -q --exit-zero PATH` in this process (from PATH's directory
 when PATH is a directory, as `/work/ref/ab.sh` runs it) with each phase charged its own CPU
@@ -48,6 +49,20 @@ by three checks (a summary's, its own, a caller search's: over `tree_handover`'s
 170 of 594 statements (0.06 s) were parsed again after their module's entry was set aside
 (`ProjectIndex._set_aside`); `model_interp.qualname` asked 262 of the module parses.
 
+`--caller-searches N`: the N searches for a helper's callers in the other modules
+(`project_callers`: QL201's and QL202's verdicts on a helper's callers, the call paths of
+QL201's branch verdicts, whether another module uses a function at all) that took the most
+CPU, by the helper asked about (file, function, parameter) and the rule that asked, each its
+own work (a search started while another's calls are judged is charged to itself): finding
+the callers (the candidate modules' words, references and the parses behind them), analysing
+the bodies holding the calls (`_calls_in`: the caller module's parse and model flow), and the
+asking rule judging the calls found, between two of them. At 275d9e8a on ExecuTorch -j1 (13.7 s
+in all, a loaded machine) QL201's three verdicts that read most were qualcomm's
+`get_qdq_module` (0.82 s: 532 calls in test_qnn_delegate.py, its parse and 254 bodies 0.56 s,
+judging 0.23 s), `build_executorch_binary` (0.66 s: 44 example scripts, bodies 0.52 s) and
+`skip_annotation` (0.24 s, 0.16 s of it finding: test_qnn_delegate.py's parse): each body is
+read once and no question is asked twice; what is left is the first reading of those callers.
+
 Then the parse floor: the CPU of `ast.parse` alone (best of `--floor-runs`) over every file
 the run was given, over those the run parsed, and over those with a finding, the least any
 analysis on `ast` must spend. `--ruff`: the CPU (user+sys) of `ruff check --select ALL
@@ -73,6 +88,9 @@ from collections.abc import Callable
 from typing import Any
 
 _clock = time.process_time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from caller_searches import Searches, searched  # noqa: E402
 
 
 class Phases:
@@ -180,11 +198,13 @@ def instrumented(
     cpu: dict[str, float] | None = None,
     askers: Askers | None = None,
     rule_cpu: dict[tuple[str, str], float] | None = None,
+    searches: Searches | None = None,
 ):
     """The run's phases timed into `phases`; each checked file's (parsed, findings) into
     `files`, the CPU of its whole check into `cpu`, the parses of other modules by reader
-    into `askers`, and the CPU of each rule's whole check of a file into `rule_cpu` (by path
-    and rule code). Everything patched is put back on leaving."""
+    into `askers`, the CPU of each rule's whole check of a file into `rule_cpu` (by path
+    and rule code), and the caller searches into `searches`. Everything patched is put back
+    on leaving."""
     from qlint import registry, runner
     from qlint.analysis import forked_call
 
@@ -213,6 +233,8 @@ def instrumented(
             name = f"{labels[method]} {self.code}"
             if method == "check":  # a generator: its work is done while it is drained
                 start = _clock()
+                if searches is not None:
+                    searches.rule = self.code
                 try:
                     return phases.run(name, lambda: list(real(self, *args, **kwargs)))
                 finally:
@@ -249,7 +271,8 @@ def instrumented(
         setattr(deferred, method, rule_method(method))
     gc.callbacks.append(collection)
     try:
-        yield
+        with searched(searches):
+            yield
     finally:
         gc.callbacks.remove(collection)
         ast.parse, forked_call.call, runner._check_one_uncached = real_parse, real_call, real_one
@@ -300,6 +323,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--files", type=int, default=0, metavar="N", help="the N files whose checks took most CPU")
     parser.add_argument("--askers", type=int, default=0, metavar="N", help="other modules' parses by the N top readers")
     parser.add_argument("--rule-checks", type=int, default=0, metavar="N", help="the N costliest (file, rule) checks")
+    parser.add_argument("--caller-searches", type=int, default=0, metavar="N", help="the N costliest caller searches")
     args = parser.parse_args(argv)
     path = os.path.abspath(args.path)
     target = "."
@@ -314,9 +338,10 @@ def main(argv: list[str] | None = None) -> int:
     cpu: dict[str, float] = {}
     askers = Askers() if args.askers > 0 else None
     rule_cpu: dict[tuple[str, str], float] = {}
+    searches = Searches() if args.caller_searches > 0 else None
     start = _clock()
     quiet = contextlib.redirect_stdout(io.StringIO())
-    with instrumented(phases, files, cpu, askers, rule_cpu), quiet, contextlib.suppress(SystemExit):
+    with instrumented(phases, files, cpu, askers, rule_cpu, searches), quiet, contextlib.suppress(SystemExit):
         cli.main(["check", "--no-cache", "-j1", "-q", "--exit-zero", target])
     total = _clock() - start
     phases.seconds["outside the checks"] = total - sum(phases.seconds.values())
@@ -339,6 +364,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"the {args.rule_checks} costliest checks of one rule on one file (each whole):")
         for (name, code), seconds in sorted(rule_cpu.items(), key=lambda kv: -kv[1])[: args.rule_checks]:
             print(_row(seconds, total, f"{os.path.relpath(name) if target == '.' else name}  {code}"))
+    if searches is not None:
+        print(f"the {args.caller_searches} costliest caller searches (each its own work, its parses included):")
+        for line in searches.lines(args.caller_searches, total, os.path.relpath if target == "." else str):
+            print(line)
     print("parse floor (ast.parse alone):")
     floors = {}
     for label, chosen in (

@@ -135,3 +135,85 @@ def test_each_rules_check_of_a_file_is_listed_whole(tmp_path, capsys):
     # Whole: the summary of consts.py QL101 asked for is in it, so it is no less than its own work.
     own = float(re.search(r"([\d.]+) s +[\d.]+%  check QL101", out).group(1))
     assert rows[os.path.join("pkg", "user.py") + "  QL101"] >= own
+
+
+def _searches():
+    _split()  # puts benchmarks/ on the path cold_split imports its neighbour from
+    import caller_searches
+
+    return caller_searches
+
+
+def test_caller_searches_are_listed_by_the_helper_asked_about(tmp_path, capsys):
+    from qlint.analysis.flow import call_sites, project_callers
+    from qlint.rules import caller_verdicts
+    from tests.test_ql201_project_callers import BN_CALLER, EVAL_CALLER, _repo
+
+    # Two scripts call the helper: the eval-mode caller is read and judged, then the batch
+    # norm one, which decides the verdict (the finding stays).
+    root = _repo(tmp_path, a=EVAL_CALLER, b=BN_CALLER)
+    real = (project_callers.each_project_call, project_callers._calls_in, call_sites.used_elsewhere)
+    cwd = os.getcwd()
+    try:
+        assert _split().main([str(root), "--floor-runs", "1", "--caller-searches", "5"]) == 0
+    finally:
+        os.chdir(cwd)
+    assert (project_callers.each_project_call, project_callers._calls_in, call_sites.used_elsewhere) == real
+    assert caller_verdicts.each_project_call is real[0]
+    out = capsys.readouterr().out
+    listed = out.split("the 5 costliest caller searches (each its own work, its parses included):\n")[1]
+    listed = listed.split("parse floor")[0].splitlines()
+    helper = os.path.join("pkg", "utils", "export_utils.py") + "  quantize_module#0 (QL201): 2 modules, 2 calls;"
+    assert any(helper in line for line in listed), out
+    # Without the option nothing is patched and nothing listed.
+    try:
+        assert _split().main([str(root), "--floor-runs", "1"]) == 0
+    finally:
+        os.chdir(cwd)
+    assert "caller searches" not in capsys.readouterr().out
+
+
+def test_each_stretch_of_a_search_is_charged_its_own_time(monkeypatch):
+    module = _searches()
+    searches = module.Searches()
+    now = [0.0]
+    monkeypatch.setattr(module, "_clock", lambda: now[0])
+
+    def tick(seconds):
+        now[0] += seconds
+
+    def calls_in(ctx, path):
+        tick(4.0)  # the callers' bodies, inside the search's first step
+        return []
+
+    class Ctx:
+        path = "helper.py"
+
+    def found(ctx, func, index):
+        tick(1.0)
+        searches.calls_in(calls_in, ctx, "caller.py")
+        yield "first"
+        tick(2.0)
+        yield "second"
+        tick(100.0)  # never reached: the rule stops at the second call
+
+    class Func:
+        name = "quantize"
+
+    searches.rule = "QL201"
+    for item in searches.search(found, Ctx(), Func(), 0):
+        tick(8.0)  # judging the call
+        if item == "second":
+
+            def other(ctx, func, index):
+                tick(32.0)
+                yield "x"
+
+            inner = searches.search(other, Ctx(), type("F", (), {"name": "inner"})(), 1)
+            assert list(inner) == ["x"]  # a search started while this one's call is judged: its own
+            tick(16.0)
+            break
+    finding, bodies, judging, modules, calls = searches.rows[("helper.py", "quantize#0", "QL201")]
+    assert (finding, bodies, judging, modules, calls) == (3.0, 4.0, 32.0, 1, 2)
+    assert searches.rows[("helper.py", "inner#1", "QL201")] == [32.0, 0.0, 0.0, 0, 1]
+    assert not searches._open  # every stretch closed, the one left by the rule's break too
