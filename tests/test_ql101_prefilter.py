@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
+
+from qlint.analysis.graphs import sinks, wrapper_index
 from qlint.engine import check_source
 from tests.conftest import settings_for, write_package
 
@@ -120,3 +123,75 @@ def test_node_target_written_across_rows_is_still_checked():
 def test_sink_named_without_target_text_is_still_checked():
     src = "import torch\n\ndef t(self, m):\n    self.checkGraphModuleNodes(m, None, None, {torch.ops.aten.relu: 1})\n"
     assert _rows(check_source(src, "snippet.py", settings_for(("QL101",)))) == [4]
+
+
+# The packet comes from another module too: the text spells none.
+USER_IMPORTING_ITS_OP = """
+from pkg.{module} import {name}
+from pkg.ops import RELU
+
+class TestConv{base}:
+    def test_conv(self):
+        self.target_dtype = None
+        {call}
+"""
+
+
+@pytest.fixture(params=["one file", "run over many files"])
+def batch(request):
+    # A run over many files answers the helper gate from the project's index of helper names.
+    if request.param == "run over many files":
+        wrapper_index.enable(None)
+    yield request.param
+    wrapper_index.disable()
+
+
+@pytest.mark.parametrize(
+    ("module", "name", "base", "call"),
+    [
+        ("reexport", "check_nodes", "", "check_nodes(self, m, {RELU: 1})"),
+        ("reexport", "QuantTestCase", "(QuantTestCase)", "self._test_quantizer(M(), (x,), q, {RELU: 1})"),
+    ],
+)
+def test_helper_and_packet_both_imported_is_still_checked(tmp_path, batch, module, name, base, call):
+    write_package(tmp_path, "pkg", ops="import torch\n\nRELU = torch.ops.aten.relu\n")
+    user = USER_IMPORTING_ITS_OP.format(module=module, name=name, base=base, call=call)
+    assert _rows(_check(tmp_path, user)) == [8]
+
+
+def test_helper_imported_where_no_packet_can_reach_is_not_searched(tmp_path, batch, monkeypatch):
+    # The packet question turns the file away before the helper search resolves its imports.
+    write_package(tmp_path, "pkg", ops="RELU = 'relu'\n")
+
+    def searched(*args):
+        raise AssertionError("the helper search ran")
+
+    monkeypatch.setattr(sinks, "sink_search", searched)
+    user = USER_IMPORTING_ITS_OP.format(
+        module="reexport", name="check_nodes", base="", call="check_nodes(self, m, {RELU: 1})"
+    )
+    result = _check(tmp_path, user)
+    assert not result.parsed and result.diagnostics == []
+
+
+@pytest.mark.parametrize("here", [False, True])
+@pytest.mark.parametrize("gate", [False, True])
+@pytest.mark.parametrize("found", [False, True])
+@pytest.mark.parametrize("packet", [False, True])
+def test_the_import_trigger_answers_the_conjunction_cheapest_first(monkeypatch, here, gate, found, packet):
+    asked = []
+
+    def answer(name, value):
+        return lambda *args: asked.append(name) or value
+
+    monkeypatch.setattr(sinks, "may_match_here", answer("here", here))
+    monkeypatch.setattr(sinks, "_helper_imports", answer("gate", [("check_nodes", "pkg.check_nodes")] * gate))
+    monkeypatch.setattr(sinks, "_sink_helper_found", answer("search", found))
+    monkeypatch.setattr(sinks, "may_hold_packet", answer("packet", packet))
+    text = "from pkg import check_nodes\n\ncheck_nodes(self, m, {RELU: 1})  # .target\n"
+    assert sinks.matches_through_imports(text, "/nowhere/user.py", None) is ((here or (gate and found)) and packet)
+    assert asked.pop(0) == "here"
+    if here:
+        assert asked == ["packet"]  # it may match here: no helper is looked for
+    else:  # the gate, then the packet question, the search last
+        assert asked == ["gate", "packet", "search"][: 1 + gate + (gate and packet)]

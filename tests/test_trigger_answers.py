@@ -89,11 +89,36 @@ def test_without_an_index_no_wrapper_is_searched_where_no_packet_can_reach(packa
     assert inserts_through_imports(PASSES, path, project) is False
 
 
+@pytest.mark.parametrize("packet", [False, True])
+def test_with_an_index_the_packet_question_comes_before_the_search(package, monkeypatch, packet):
+    # A run over many files: the index's gate lets the file through (it imports a wrapper),
+    # and where no packet can reach it the wrapper search is not made.
+    pkg, path = package
+    if packet:
+        (pkg / "ops.py").write_text(PACKET)
+    monkeypatch.setattr(packet_imports, "_ANSWERED", None)
+    wrapper_index.enable(None)
+    try:
+        project = ProjectIndex()
+        project.begin_check()
+        assert wrapper_index.index_for(path, project) is not None
+        searched = []
+        original = wrapper_index.wrapper_search
+        monkeypatch.setattr(wrapper_index, "wrapper_search", lambda *a: searched.append(a) or original(*a))
+        assert inserts_through_imports(PASSES, path, project) is packet
+        assert bool(searched) is packet
+    finally:
+        wrapper_index.disable()
+
+
 @pytest.mark.parametrize("batch", [False, True])
 @pytest.mark.parametrize("writes", [False, True])
-@pytest.mark.parametrize("wraps", [False, True])
+@pytest.mark.parametrize("gate", [False, True])
+@pytest.mark.parametrize("found", [False, True])
 @pytest.mark.parametrize("packet", [False, True])
-def test_either_order_answers_the_conjunction(monkeypatch, batch, writes, wraps, packet):
+def test_either_order_answers_the_conjunction(monkeypatch, batch, writes, gate, found, packet):
+    # The wrapper half is its gate (the imports the index lets through) and its search.
+    wraps = gate and found
     asked = []
 
     def answer(name, value):
@@ -102,14 +127,18 @@ def test_either_order_answers_the_conjunction(monkeypatch, batch, writes, wraps,
     monkeypatch.setattr(packet_imports, "_ANSWERED", None)
     monkeypatch.setattr(wrapper_index, "_ENABLED", batch)  # a run over many files (`enable`)
     monkeypatch.setattr(wrapper_index, "writes_insertion", answer("writes", writes))
-    monkeypatch.setattr(wrapper_index, "imports_a_wrapper", answer("wraps", wraps))
+    monkeypatch.setattr(wrapper_index, "_wrapper_imports", answer("gate", [("insert_op", "pkg.insert_op")] * gate))
+    monkeypatch.setattr(wrapper_index, "_wrapper_found", answer("search", found))
     monkeypatch.setattr(wrapper_index, "may_hold_packet", answer("packet", packet))
     project = ProjectIndex()
     project.begin_check()
     assert inserts_through_imports(PASSES, "/nowhere/passes.py", project) is ((writes or wraps) and packet)
+    assert asked.pop(0) == "writes"
     if writes:
-        assert "wraps" not in asked  # the file inserts itself: no wrapper is looked for
-    elif batch:  # the wrapper search first, as before
-        assert asked.index("wraps") < asked.index("packet") if "packet" in asked else not wraps
-    else:
-        assert asked.index("packet") < asked.index("wraps") if "wraps" in asked else not packet
+        assert "gate" not in asked  # the file inserts itself: no wrapper is looked for
+    elif batch:  # the index's gate first, then the packet question, the search last
+        assert asked[0] == "gate"
+        assert asked[1:] == (["packet", "search"][: 1 + packet] if gate else [])
+    else:  # no index: the packet question first
+        assert asked[0] == "packet"
+        assert asked[1:] == (["gate", "search"][: 1 + gate] if packet else [])

@@ -147,16 +147,18 @@ def sink_search(project, optable, path: str, sinks, needles: tuple[str, ...], ke
     )
 
 
-def imports_sink_helper(text: str, path: str, project, sinks: dict[str, set]) -> bool:
-    """Whether the file may call a function of another module that forwards a parameter to
-    one of `sinks`, or subclass a class with such a method (`Forwarding.imports_helper`: the
-    answers `find_helpers` gives the check, read from the text)."""
+def _helper_imports(text: str, path: str, project, index) -> list[tuple[str, str]]:
+    """The imports through which the file may call a function of another module that forwards
+    a parameter to a sink, or subclass a class with such a method (`helper_imports`: most
+    files none, and no search is made for them)."""
     from qlint.analysis.graphs.imported_helpers import helper_imports
 
-    index = sink_index_for(path, project, sinks)
-    imports = helper_imports(project, path, text, index)  # most files: none, and no search made
-    if not imports:
-        return False
+    return helper_imports(project, path, text, index)
+
+
+def _sink_helper_found(text: str, path: str, project, sinks: dict[str, set], index, imports) -> bool:
+    """The helper search through `imports` (what `_helper_imports` kept of the file's): the
+    answers `find_helpers` gives the check, read from the text (`Forwarding.imports_helper`)."""
     search = sink_search(project, None, path, sinks, sink_needles(sinks), sinks_key(sinks))
     return search.imports_helper(project, path, text, index, imports)
 
@@ -175,11 +177,6 @@ def sink_index_for(path: str, project, sinks: dict[str, set]):
 _DEFAULTS = parse_sinks(DEFAULT_SINKS)
 
 
-def imports_a_sink_helper(text: str, path: str, project) -> bool:
-    """Whether the file may match through a helper of another module, for the default sinks."""
-    return mentions(text) and imports_sink_helper(text, path, project, _DEFAULTS)
-
-
 def matches_through_imports(text: str, path: str, project, sinks: dict[str, set] | None = None) -> bool:
     """QL101's import trigger (a rule given `extra-sinks` asks with its own `sinks`), for a
     file `triggered_by` turned away: it may match here or through an imported helper, and a
@@ -187,6 +184,15 @@ def matches_through_imports(text: str, path: str, project, sinks: dict[str, set]
     sinks = _DEFAULTS if sinks is None else sinks
     if not mentions(text):
         return False
-    if not may_match_here(text, sink_needles(sinks)) and not imports_sink_helper(text, path, project, sinks):
-        return False
-    return may_hold_packet(text, path, project)
+    if may_match_here(text, sink_needles(sinks)):
+        return may_hold_packet(text, path, project)
+    # The helper search's own gate first (most files import no helper), then the packet
+    # question, which reads only the modules the file imports from, and the search last: it
+    # resolves the names the gate let through, through the project's modules.
+    index = sink_index_for(path, project, sinks)
+    imports = _helper_imports(text, path, project, index)
+    return (
+        bool(imports)
+        and may_hold_packet(text, path, project)
+        and _sink_helper_found(text, path, project, sinks, index, imports)
+    )
