@@ -19,6 +19,9 @@ from qlint.value_classes import value_class
 
 _MAX_DEPTH = 12
 _TORCH_OPS = "torch.ops."
+# `torch.ops` is the object `torch._ops` binds as `ops` (torch's `__init__` imports it from
+# there), so `torch._ops.ops.aten.relu` is the packet `torch.ops.aten.relu`.
+_TORCH_PRIVATE_OPS = "torch._ops.ops."
 _EXIR_DIALECTS = "executorch.exir.dialects"
 _EDGE_OPS = _EXIR_DIALECTS + "._ops.ops.edge."
 # Attributes of an imported module looked into (`pkg.sub.module.factory`).
@@ -251,6 +254,8 @@ class Resolver:
             parts, dialect = name[len(_TORCH_OPS) :].split("."), "aten"
         elif name.startswith(_EDGE_OPS):
             parts, dialect = name[len(_EDGE_OPS) :].split("."), "edge"
+        elif name.startswith(_TORCH_PRIVATE_OPS):
+            parts, dialect = name[len(_TORCH_PRIVATE_OPS) :].split("."), "aten"
         else:
             return None
         if len(parts) < 2 or len(parts) > 3 or parts[0] in _NOT_PACKET_NAMESPACES:
