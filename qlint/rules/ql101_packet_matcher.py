@@ -49,6 +49,7 @@ from qlint.rules.overload_fixes import (
     shown,
 )
 from qlint.rules.packet_hits import Hit, arg_hits, collection_hits
+from qlint.rules.packet_lookups import without_packet_lookups
 from qlint.value_classes import replace
 
 # APIs that compare the ops they are given with node targets exactly: `DEFAULT_SINKS`
@@ -148,6 +149,8 @@ class PacketMatcher(Rule):
             class_scope = with_instance_attrs(body.class_scope, ctx.cache, ctx.lines)
             resolver = Resolver(ctx.scope, ctx.project, ctx.optable, body.local, class_scope)
             matched = list(_matchers(ctx, body, lines, resolver, names, sinks, forwarding))
+            if "overloadpacket" in ctx.text:
+                matched = without_packet_lookups(ctx, body, resolver, names, matched)
             for use, hits, sunk in inherited.get(id(body.node), ()):
                 matched.append((use, hits))
                 related[id(use)] = sunk
