@@ -23,6 +23,8 @@ def without_packet_lookups(
 ) -> list[tuple[ast.expr, list]]:
     """`matched` (QL101's uses and their packet hits in `body`) without the hits of a
     collection the body also looks up by a node target's packet."""
+    if not any(hits for _, hits in matched):
+        return matched
     rows = ctx.lines_containing("overloadpacket")
     if not rows:
         return matched
