@@ -49,6 +49,7 @@ from qlint.rules.overload_fixes import (
     shown,
 )
 from qlint.rules.packet_hits import Hit, arg_hits, collection_hits
+from qlint.rules.packet_lookups import without_packet_lookups
 from qlint.value_classes import replace
 
 # APIs that compare the ops they are given with node targets exactly: `DEFAULT_SINKS`
@@ -138,6 +139,7 @@ class PacketMatcher(Rule):
         found: dict[tuple, list[tuple[Diagnostic, Body, int, ast.expr]]] = {}
         aten_overloads = False  # whether the module compares node targets with an ATen overload
         rows = sorted(base_lines.union(use.lineno for uses in inherited.values() for use, _, _ in uses))
+        packet_lookups = "overloadpacket" in ctx.text  # once: a body may look a table up by it
         for body in bodies(ctx.tree, ctx.scope, ctx.cache):
             if body.node is not ctx.tree and not spans_any(body.node, rows):
                 # Every matcher of a body sits on a row of the base lines (a local bound to
@@ -148,6 +150,8 @@ class PacketMatcher(Rule):
             class_scope = with_instance_attrs(body.class_scope, ctx.cache, ctx.lines)
             resolver = Resolver(ctx.scope, ctx.project, ctx.optable, body.local, class_scope)
             matched = list(_matchers(ctx, body, lines, resolver, names, sinks, forwarding))
+            if packet_lookups:
+                matched = without_packet_lookups(ctx, body, resolver, names, matched)
             for use, hits, sunk in inherited.get(id(body.node), ()):
                 matched.append((use, hits))
                 related[id(use)] = sunk

@@ -33,6 +33,8 @@ from qlint.analysis.names.text_imports import import_spans, text_imports
 from qlint.lazy_patterns import lazy
 
 _TORCH_OPS = "torch.ops"
+# The same object: torch binds `torch.ops` by importing `ops` from `torch._ops`.
+_TORCH_PRIVATE_OPS = "torch._ops.ops"
 _EDGE = "executorch.exir.dialects._ops.ops.edge"
 # Under torch.ops but not packets (`Resolver.parse_op`).
 _NOT_PACKET_NAMESPACES = frozenset({"higher_order"})
@@ -70,7 +72,9 @@ def _uses_of(word: str, text: str, start: int, end: int):
     size = len(word)
     at = text.find(word, start, end)
     while at >= 0:
-        m = _AFTER_WORD.match(text, at + size, end)
+        # The tail of a longer name (`_ops` of `torch._ops.ops.aten`) is no use of the word,
+        # and its links must not hide the use they hold (`ops`, whose `.aten` binds `aten`).
+        m = None if at and is_word(text[at - 1]) else _AFTER_WORD.match(text, at + size, end)
         if m is None:
             at = text.find(word, at + 1, end)
             continue
@@ -108,7 +112,7 @@ def _in_code(text: str, at: int) -> bool:
 
 def import_kind(full: str) -> str | None:
     """What an imported dotted name under an ops root is (None: not under one)."""
-    for root in (_TORCH_OPS, _EDGE):
+    for root in (_TORCH_OPS, _TORCH_PRIVATE_OPS, _EDGE):
         if full == root:
             return ROOT
         if full.startswith(root + "."):
@@ -210,8 +214,6 @@ def _uses(read: Reading, word: str, kind: str):
     text = read.text
     whole = 2 if kind == ROOT else 1  # the links that make a packet
     for at, m in _uses_of(word, text, read.start, read.end):
-        if at and is_word(text[at - 1]):
-            continue
         links = m.group("links")
         if "#" in links:
             links = _COMMENT.sub("", links)

@@ -19,6 +19,10 @@ from qlint.value_classes import value_class
 
 _MAX_DEPTH = 12
 _TORCH_OPS = "torch.ops."
+# `torch.ops` is the object `torch._ops` binds as `ops` (torch's `__init__` imports it from
+# there), so `torch._ops.ops.aten.relu` is the packet `torch.ops.aten.relu`.
+_TORCH_PRIVATE_OPS = "torch._ops.ops."
+_TORCH_ROOTS = (_TORCH_OPS, _TORCH_PRIVATE_OPS)
 _EXIR_DIALECTS = "executorch.exir.dialects"
 _EDGE_OPS = _EXIR_DIALECTS + "._ops.ops.edge."
 # Attributes of an imported module looked into (`pkg.sub.module.factory`).
@@ -247,8 +251,9 @@ class Resolver:
         return self.parse_op(name) if name else None
 
     def parse_op(self, name: str) -> OpRef | None:
-        if name.startswith(_TORCH_OPS):
-            parts, dialect = name[len(_TORCH_OPS) :].split("."), "aten"
+        if name.startswith(_TORCH_ROOTS):  # one test for both spellings: most names are neither
+            root = _TORCH_OPS if name.startswith(_TORCH_OPS) else _TORCH_PRIVATE_OPS
+            parts, dialect = name[len(root) :].split("."), "aten"
         elif name.startswith(_EDGE_OPS):
             parts, dialect = name[len(_EDGE_OPS) :].split("."), "edge"
         else:
