@@ -12,7 +12,8 @@ import ast
 import pytest
 
 from qlint.analysis.flow import relevant_bodies
-from tests.keystroke_support import steps
+from qlint.analysis.names.project import ProjectIndex
+from tests.keystroke_support import findings, package, steps
 
 BASE = """\
 import torch
@@ -128,3 +129,51 @@ def test_bodies_written_in_the_edited_function_are_looked_at_again(tmp_path, cho
     texts = _texts("runner", "nested exports", "runner")
     steps(tmp_path, texts, ("QL201", "QL202"))
     assert choices.count(True) == 2
+
+
+WALKED = """\
+import torch
+from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
+
+
+def to_eval(gm):
+    gm.eval()
+
+
+class Holder:
+    def capture(self, model, data, quantizer):
+        self.gm = torch.export.export(model, (data,)).module()
+        return prepare_pt2e(self.gm, quantizer)
+
+    def check(self):
+        self.gm.eval()
+        to_eval(self.gm)
+
+
+def run(model, data, quantizer):
+    class Net(torch.nn.Module):
+        def forward(self, x):
+            return x
+
+    return Holder().capture(Net(), data, quantizer)
+"""
+
+
+def test_the_bodies_are_listed_once_per_check(tmp_path, monkeypatch):
+    # The choice of bodies, the mode switchers, the graph fields and the graph returns all read
+    # the module's list of bodies: one walk of its statement lists per check, not one each
+    # (the walk starts at the module's body; nested bodies are on its own stack).
+    path = str(package(tmp_path) / "checked.py")
+    select = ("QL201", "QL202", "QL203")
+    expected = findings(ProjectIndex(), path, WALKED, select)
+    assert [code for code, *_ in expected] == ["QL201", "QL203", "QL203"]
+    walks = []
+    walk = relevant_bodies._functions_in
+
+    def counting(body, scope=None):
+        walks.append(body)
+        return walk(body, scope)
+
+    monkeypatch.setattr(relevant_bodies, "_functions_in", counting)
+    assert findings(ProjectIndex(), path, WALKED, select) == expected
+    assert len(walks) == 1

@@ -313,6 +313,18 @@ def unrecorded_keys(ctx, root: str, recursive: bool = True) -> dict[str, tuple |
 
 
 def _listed_keys(project, root: str, recursive: bool) -> dict[str, tuple | None]:
+    consult(project, root)
+    keys = _watched_keys(project, root, recursive)
+    if keys is None:
+        content_key = project.content_key
+        # Listed: absolute and normalised.
+        keys = {path: content_key(path, True) for path in python_files(root, project.overlay, recursive)}
+    return keys
+
+
+def consult(project, root: str) -> None:
+    """What earlier runs kept about the modules under `root` (absolute), and its listings, in
+    use for the scans of this process (`scan_memo.use_root`), without listing the project."""
     # Imported by the first scan: a run the results cache answers reads no module.
     from qlint.analysis import scan_memo
 
@@ -320,12 +332,6 @@ def _listed_keys(project, root: str, recursive: bool) -> dict[str, tuple | None]
     if listed is not None:
         with contextlib.suppress(TypeError, ValueError, AttributeError):  # a damaged file: ignored
             restore_listings(root, listed)
-    keys = _watched_keys(project, root, recursive)
-    if keys is None:
-        content_key = project.content_key
-        # Listed: absolute and normalised.
-        keys = {path: content_key(path, True) for path in python_files(root, project.overlay, recursive)}
-    return keys
 
 
 def _watched_keys(project, root: str, recursive: bool) -> dict[str, tuple | None] | None:

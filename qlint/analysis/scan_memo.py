@@ -204,6 +204,19 @@ def known_sets(keys: Mapping[str, tuple | None], questions: list[str]) -> list[t
     return out
 
 
+def saved_holders(root: str, question: str) -> list[tuple[str, int, int]]:
+    """(path, mtime_ns, size) of the modules under `root` (as `use_root` was given it) that an
+    earlier run found to hold `question` at that stat: an answer one such module decides
+    (another module names this one: `project_search.named_in_text`) asks it alone, while it
+    keeps that stat, instead of listing and stat'ing every module of the project."""
+    saved = _ROOTS.get(root)
+    bit = saved.bits.get(question) if saved is not None else None
+    if bit is None:
+        return []
+    mask = 1 << bit
+    return [(path, e[0], e[1]) for path, e in saved.by_path().items() if e[4] & mask and not e[3] & mask]
+
+
 def known_miss(path: str, question: str, key: tuple | None) -> bool:
     """Whether the module at `path`, with content `key`, is known not to hold `question`."""
     return answers(path, key, [question])[0] is False

@@ -26,7 +26,7 @@ from qlint.analysis.flow.inherited_methods import base_class
 from qlint.analysis.flow.method_words import names_a_step
 from qlint.analysis.flow.model_flow import file_flow, switchers
 from qlint.analysis.flow.model_values import ATTRIBUTE, HandedSwitch, ModeSwitch, Origin, anchored
-from qlint.analysis.flow.relevant_bodies import functions_of, segment, text_span
+from qlint.analysis.flow.relevant_bodies import module_functions, segment, text_span
 from qlint.analysis.tree_walk import statement_lists, walk_kinds
 from qlint.lazy_patterns import lazy
 from qlint.value_classes import replace
@@ -51,7 +51,7 @@ def field_switches(ctx, analyse) -> list[ModeSwitch | HandedSwitch]:
     if not switched and not handed:
         return []
     methods: dict[int, list] = {}
-    for f, cls in functions_of(ctx.tree, ctx.scope):
+    for f, cls in module_functions(ctx):
         if cls is not None and isinstance(f, _FUNCS):
             methods.setdefault(id(cls.node), []).append((f, cls))
     derived: set[str] | None = None  # a whole-tree walk: only once a class has such a field

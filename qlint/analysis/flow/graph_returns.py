@@ -28,7 +28,7 @@ import ast
 import functools
 import re
 
-from qlint.analysis.flow.relevant_bodies import functions_of, segment
+from qlint.analysis.flow.relevant_bodies import module_functions, segment
 from qlint.analysis.names.text_imports import file_imports
 from qlint.analysis.text_needles import holds_any
 from qlint.analysis.tree_walk import walk_kinds
@@ -396,7 +396,7 @@ def own_graph_returns(ctx) -> tuple[str, ...]:
         return found
     bodies: dict[str, list[tuple[ast.AST, str]]] = {}
     if any(s in ctx.text for s in GRAPH_SOURCES):
-        for f, _ in functions_of(ctx.tree, ctx.scope):
+        for f, _ in module_functions(ctx):
             if isinstance(f, _FUNCS) and ("return" in (text := segment(ctx, f)) or _stores_on_parameter(f)):
                 bodies.setdefault(f.name, []).append((f, text))
     out = {name for name, found in bodies.items() if any(s in t for _, t in found for s in GRAPH_SOURCES)}
@@ -444,7 +444,7 @@ def returned_graph_bodies(ctx, chosen: set[int], hands=None) -> list:
     if not calls:
         return []
     out = []
-    for f, cls in functions_of(ctx.tree, ctx.scope):
+    for f, cls in module_functions(ctx):
         if isinstance(f, ast.Module) or id(f) in chosen:
             continue
         text = segment(ctx, f)

@@ -64,7 +64,7 @@ from qlint.analysis.flow.model_values import (
     join,
     merge_values,
 )
-from qlint.analysis.flow.relevant_bodies import functions_of, relevant, segment
+from qlint.analysis.flow.relevant_bodies import module_functions, relevant, segment
 from qlint.analysis.flow.shared_flows import Tracker
 from qlint.analysis.flow.stored_fields import held_fields, stored_fields
 from qlint.analysis.mentions import CalledRows, mentions, word_rows
@@ -412,7 +412,7 @@ def switchers(ctx) -> tuple[str, ...]:
     # when one of its rows does (`mentions`). One search of the module per word, instead of
     # one per word and body (ao's 4,307-line test_quantize_pt2e.py: ~20,000 searches, 4.5 ms).
     text, starts = ctx.text, ctx.lines.starts
-    pending = [f for f, _ in functions_of(ctx.tree, ctx.scope) if not isinstance(f, ast.Module)]
+    pending = [f for f, _ in module_functions(ctx) if not isinstance(f, ast.Module)]
     switching = word_rows(text, starts, (".eval(", ".train("))
     # The calls of many names (a test module's hundreds of methods, each switching a model)
     # are read from one pass over the module's calls (`CalledRows`).

@@ -20,7 +20,7 @@ from qlint.analysis.names.modules import import_root, module_name_for
 from qlint.analysis.names.package_map import project_root
 from qlint.analysis.names.references import REFERENCES, References
 from qlint.analysis.names.shadowed_names import INSTALL_DIRS
-from qlint.analysis.project_files import listing_dependency, project_keys, unrecorded_keys
+from qlint.analysis.project_files import consult, listing_dependency, project_keys, unrecorded_keys
 from qlint.analysis.recent_entries import RecentEntries
 
 _MAX_BYTES = project_words.MAX_BYTES
@@ -57,6 +57,11 @@ def named_in_text(ctx: FileContext, word: str) -> bool:
     root = search_root(ctx.path)
     if root is None:
         return True
+    kept = _kept_holder(ctx, root, word)
+    if kept is not None:  # it decides alone, as a holder found by the search below would
+        if ctx.project.wants_dependencies:
+            ctx.project.record_read(ctx.path, kept[0], ctx.project.digest(*kept))
+        return True
     holders = _holding(ctx, root, word, 1)
     if holders:  # it decides alone, while it holds the word (the answer asked, not which)
         if ctx.project.wants_dependencies:
@@ -65,6 +70,21 @@ def named_in_text(ctx: FileContext, word: str) -> bool:
         return True
     _record_search(ctx, root, word)  # held nowhere: any module may come to hold it
     return False
+
+
+def _kept_holder(ctx: FileContext, root: str, word: str) -> tuple[str, tuple] | None:
+    """(path, content key) of a module other than the one checked that an earlier run found
+    to hold `word` (`scan_memo`), while it keeps the stat it was found at: the answer it
+    decides needs no listing of the project. The search stat'ed every module to vouch for the
+    saved answers first (`_holding`): ~20 ms of each one-file check of ExecuTorch's qualcomm
+    test_qnn_delegate.py, whose module name its test scripts spell."""
+    if not scan_memo.keeps(root := os.path.abspath(root)):
+        consult(ctx.project, root)
+    own, project = os.path.abspath(ctx.path), ctx.project
+    for path, mtime, size in scan_memo.saved_holders(root, _LACKS + word):
+        if path != own and path not in project.overlay and project.content_key(path, True) == (mtime, size):
+            return path, (mtime, size)
+    return None
 
 
 def paths_naming(ctx: FileContext, name: str) -> list[str] | None:

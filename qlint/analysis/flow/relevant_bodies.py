@@ -79,7 +79,7 @@ def _carry(ctx):
 
 def _choose(ctx) -> _Choice:
     """The choice read from the whole module."""
-    functions = list(functions_of(ctx.tree, ctx.scope))
+    functions = module_functions(ctx)
     rows = word_rows(ctx.text, ctx.lines.starts, KEYWORDS)
     segments: list[tuple] = []
     words: list[str] = []
@@ -253,6 +253,22 @@ def functions_of(tree: ast.Module, scope: ModuleScope):
     yield from _functions_in(tree.body, scope)
 
 
+def module_functions(ctx) -> list[tuple[ast.AST, ClassScope | None]]:
+    """`functions_of` the checked module, walked once per check: the choice of bodies, the
+    mode switchers, the graph fields and the graph returns each asked for the whole list, and
+    walked every statement list of the module for it (torch's 11,000-line distributed_test.py:
+    three walks of ~530 bodies, each building the class scopes of the classes written in
+    functions again). The same bodies in the same order; a class written in a function has one
+    scope for all of them, built from the same node."""
+    found = ctx.cache.get(_FUNCTIONS)
+    if found is None:
+        found = ctx.cache[_FUNCTIONS] = list(functions_of(ctx.tree, ctx.scope))
+    return found
+
+
+_FUNCTIONS = "relevant_bodies.functions"
+
+
 def _functions_in(body: list[ast.stmt], scope: ModuleScope | None = None):
     """(function, its class scope) of the functions written in `body`, at any depth; `scope`:
     the module's, whose class scopes stand for the class statements of its own body.
@@ -291,4 +307,4 @@ def text_span(ctx, node: ast.AST) -> tuple[int, int]:
     return starts[node.lineno - 1], _end(starts, ctx.text, node)
 
 
-__all__ = ["KEYWORDS", "functions_of", "relevant", "segment", "text_span"]
+__all__ = ["KEYWORDS", "functions_of", "module_functions", "relevant", "segment", "text_span"]
