@@ -12,23 +12,36 @@ A whole-project scan also depends on which files exist (`project_files.listing_d
 that dependency holds while no file listed now that the result did not read holds one of
 the scan's needles (a new module calling the helper misses; an unrelated one still hits).
 
-Kept in a module of its own: the shards on disk, their format and the path -> entry mapping
-over them (`qlint.cache_shards`).
+Why shards, and not one file per source file nor one for all: a warm run over the installed
+torch tree (~2,300 files) must cost about one `stat` per file, so it reads a few dozen files,
+not thousands; and `qlint check FILE` (pre-commit, an editor's save) must not load and
+verify the whole repository's index (1.8 MB and 30 ms on ExecuTorch) to answer for one file.
+A path's shard is chosen by its directory, so the modules a result depends on, usually its
+neighbours, tend to come with it; a shard is loaded the first time a path of it is asked
+about, and only changed shards are written.
+
+Each shard is `marshal`ed plain data (no pickle: loading a cache must never run code),
+written atomically, behind a header and a SHA-256 of the payload: a flipped bit or a cut
+file is noticed before anything is decoded, and the shard is ignored as if absent. An
+entry that passes the checksum but does not decode (a value this version does not know,
+a wrong type) is a miss and is dropped; a cache is never a reason for a run to fail.
 """
 
 from __future__ import annotations
 
 import contextlib
+import marshal
 import os
 import sys
 import time
-from collections.abc import Iterator
+import zlib
+from collections.abc import Iterator, MutableMapping
 from itertools import chain
 from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
-from qlint import __version__, key_digests, listed_dependencies
+from qlint import __version__, checksummed_files, key_digests, listed_dependencies
 from qlint.analysis import wrapper_record
 from qlint.analysis.names import shadowed_names
 from qlint.analysis.project_files import (
@@ -42,13 +55,19 @@ from qlint.analysis.project_files import (
 )
 from qlint.analysis.racy_stats import RACY_NS
 from qlint.cache_keys import cache_dir_for, cache_key
-from qlint.cache_shards import ShardedEntries, markers_first, read_shard, shard_of, valid_entry, write_shard
 from qlint.diagnostic import diagnostic_from_dict, diagnostic_to_dict
 from qlint.listing_store import ListingStore
 from qlint.results import FileResult, content_hash
 from qlint.settings import Settings
 from qlint.wrapper_store import WrapperStore
 
+# 4: results of whole-project scans carry a listing dependency; a cache written without it
+# would keep serving them after a new module changed them.
+# 5: their dependencies on a whole listing may be set aside behind one marker
+# (`qlint.listed_dependencies`), which a cache reader before 5 would not know to check.
+_MAGIC = "qlint-cache-5"
+_HEADER = b"qlint-cache-5\n"
+_SHARDS = 64
 _UNTRUSTED = -1
 _UNSEEN = object()
 _FEW = 64  # fewer recorded stats than this are compared one by one
@@ -60,7 +79,7 @@ class Cache:
         self.directory = Path(directory)
         self.shards = self.directory / __version__ / f"{fingerprint}.results"
         self.fingerprint = fingerprint
-        self.entries = ShardedEntries(self.load_shard)
+        self.entries = _ShardedEntries(self)
         self._hashes: dict[str, str] = {}  # current content hashes computed this run
         self._stat_digests: dict[str, tuple[tuple[int, int], str] | None] = {}
         self._stats: dict[str, tuple[int, int] | None] = {}  # dependencies' stats this run
@@ -118,7 +137,7 @@ class Cache:
         entry = self.entries.get(path)
         if entry is None:
             return None
-        if not valid_entry(entry):
+        if not _valid_entry(entry):
             del self.entries[path]  # a shape this version never writes: check the file again
             self._unnamed_sides.add(path)
             return None
@@ -499,7 +518,7 @@ class Cache:
         if known is not None:
             return known
         entry = self.entries.get(path)
-        if entry is not None and valid_entry(entry) and entry[0] != _UNTRUSTED:
+        if entry is not None and _valid_entry(entry) and entry[0] != _UNTRUSTED:
             try:
                 st = os.stat(path)
             except OSError:
@@ -551,7 +570,7 @@ class Cache:
                 markers = {d: v for d, v in kept.items() if d.startswith(listed_dependencies.LISTED_PREFIX)}
                 if listed_dependencies.write(self.shards, result.path, markers, aside, aside_stats):
                     deps, dep_stats = kept, kept_stats
-        if markers_first(deps):
+        if _markers_first(deps):
             self._unnamed_sides.discard(result.path)  # written again just now
         else:
             self._forget_side(result.path, self.entries.get(result.path))
@@ -573,7 +592,7 @@ class Cache:
         if st is not None and time.time_ns() - st.st_mtime_ns >= RACY_NS:
             stat = (st.st_size, st.st_mtime_ns)
             entry = self.entries.get(path)  # checked this run or before: its digest, unread
-            if entry is not None and valid_entry(entry) and tuple(entry[:2]) == stat:
+            if entry is not None and _valid_entry(entry) and tuple(entry[:2]) == stat:
                 known = (stat, entry[2])
             else:
                 try:
@@ -596,14 +615,22 @@ class Cache:
         """`path`'s entry, which named its side file if it had markers, is gone or replaced
         by one without: the side file goes too, at `save` (after the shard that names it no
         more), or it would stay in the cache directory for good."""
-        if type(path) is str and (not valid_entry(entry) or markers_first(entry[4])):
+        if type(path) is str and (not _valid_entry(entry) or _markers_first(entry[4])):
             self._unnamed_sides.add(path)
 
     def save(self) -> None:
         """Write the changed shards atomically. Failing to write a cache is never an error."""
         for shard in sorted(self.entries.changed):
+            payload = {
+                "magic": _MAGIC,
+                "fingerprint": self.fingerprint,
+                "shard": shard,
+                "entries": self.entries.loaded[shard],
+            }
             try:
-                write_shard(self.directory, self.shards, self.fingerprint, shard, self.entries.loaded[shard])
+                self.shards.mkdir(parents=True, exist_ok=True)
+                _mark_cache_dir(self.directory)
+                checksummed_files.write(self.shards / f"{shard:02x}.index", _HEADER, marshal.dumps(payload))
             except (OSError, ValueError):
                 return
             self.entries.changed.discard(shard)
@@ -619,10 +646,131 @@ class Cache:
         key_digests.save_kept(self.directory)
 
     def load_shard(self, shard: int) -> dict[str, tuple]:
-        return read_shard(self.shards, self.fingerprint, shard)
+        # None when absent, cut short, corrupted, or written by another format
+        payload = checksummed_files.read_marshalled(self.shards / f"{shard:02x}.index", _HEADER)
+        if (
+            not isinstance(payload, dict)
+            or payload.get("magic") != _MAGIC
+            or payload.get("fingerprint") != self.fingerprint
+            or payload.get("shard") != shard
+            or not isinstance(payload.get("entries"), dict)
+        ):
+            return {}
+        # Entries are checked when looked up, not here: a run that checks one file must not
+        # pay for validating the whole shard.
+        return payload["entries"]
 
     @staticmethod
     def _stat_key_values(size: int, mtime_ns: int) -> tuple[int, int]:
         if time.time_ns() - mtime_ns < RACY_NS:
             return (_UNTRUSTED, mtime_ns)
         return (size, mtime_ns)
+
+
+def shard_of(path: str) -> int:
+    """The shard of `path`: by its directory, so neighbours (what a result usually depends
+    on) share one."""
+    return zlib.crc32(path[: path.rfind(os.sep)].encode("utf-8", "surrogatepass")) % _SHARDS
+
+
+class _ShardedEntries(MutableMapping):
+    """Path -> entry over the shards, each loaded the first time one of its paths is asked
+    about; remembers which shards changed. A key that is not a path of its shard (never
+    written by this version) is never found by a lookup nor listed."""
+
+    def __init__(self, cache: Cache):
+        self._cache = cache
+        self.loaded: dict[int, dict[str, tuple]] = {}
+        self.changed: set[int] = set()
+        self._dir_shards: dict[str, int] = {}
+
+    def _shard(self, path: str) -> tuple[int, dict[str, tuple]]:
+        if type(path) is not str:
+            raise KeyError(path)
+        directory = path[: path.rfind(os.sep)]
+        shard = self._dir_shards.get(directory)
+        if shard is None:  # `shard_of`, once per directory: a warm run asks for every file
+            shard = self._dir_shards[directory] = shard_of(path)
+        entries = self.loaded.get(shard)
+        if entries is None:
+            entries = self.loaded[shard] = self._cache.load_shard(shard)
+        return shard, entries
+
+    def get(self, path: str, default: Any = None) -> Any:  # the warm run's hot path
+        return self._shard(path)[1].get(path, default)
+
+    def __getitem__(self, path: str) -> tuple:
+        return self._shard(path)[1][path]
+
+    def __setitem__(self, path: str, entry: tuple) -> None:
+        shard, entries = self._shard(path)
+        entries[path] = entry
+        self.changed.add(shard)
+
+    def __delitem__(self, path: str) -> None:
+        shard, entries = self._shard(path)
+        del entries[path]
+        self.changed.add(shard)
+
+    def forget(self, seen: set[str], prefixes: tuple[str, ...]) -> list[tuple[Any, Any]]:
+        """Drop, from the loaded shards, the paths below `prefixes` that are not among `seen`
+        (and keys that are no path at all); returns what was dropped, as (path, entry). The
+        paths not seen are found by one set difference per shard (a warm ExecuTorch run sees
+        all of its 3,800)."""
+        dropped = []
+        for shard, entries in self.loaded.items():
+            gone = [p for p in entries.keys() - seen if type(p) is not str or p.startswith(prefixes)]
+            for p in gone:
+                dropped.append((p, entries.pop(p)))
+            if gone:
+                self.changed.add(shard)
+        return dropped
+
+    def __iter__(self) -> Iterator[str]:
+        for shard in range(_SHARDS):
+            self._shard_entries(shard)
+        return iter(
+            [p for shard in sorted(self.loaded) for p in self.loaded[shard] if type(p) is str and shard_of(p) == shard]
+        )
+
+    def _shard_entries(self, shard: int) -> None:
+        if shard not in self.loaded:
+            self.loaded[shard] = self._cache.load_shard(shard)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+def _valid_entry(entry: Any) -> bool:
+    """The shape of `(size, mtime_ns, sha256, diagnostics, dependencies, dependency stats)`,
+    checked on every lookup of a warm run (so: cheap). The diagnostics' own values are
+    checked when they are decoded, the dependencies' when `lookup` compares them."""
+    return (
+        type(entry) is tuple
+        and len(entry) == 6
+        and type(entry[0]) is int
+        and type(entry[1]) is int
+        and type(entry[2]) is str
+        and type(entry[3]) is list
+        and type(entry[4]) is dict
+        and type(entry[5]) is dict
+    )
+
+
+def _markers_first(deps: Any) -> bool:
+    """Whether a dependency table starts with a listing's marker (markers come first), so
+    its entry names a side file."""
+    if type(deps) is not dict or not deps:
+        return False
+    first = next(iter(deps))
+    return type(first) is str and first.startswith(listed_dependencies.LISTED_PREFIX)
+
+
+def _mark_cache_dir(directory: Path) -> None:
+    """Like ruff: the cache ignores itself in git and tells backup tools it is a cache."""
+    gitignore = directory / ".gitignore"
+    if not gitignore.exists():
+        gitignore.write_text("# Automatically created by qlint.\n*\n")
+    tag = directory / "CACHEDIR.TAG"
+    if not tag.exists():
+        tag.write_text("Signature: 8a477f597d28d172789f06886806bc55\n# Created by qlint.\n")

@@ -86,13 +86,7 @@ def test_a_buffer_check_with_a_cache_reads_summaries_without_the_results_cache(t
     assert "m.py:5:" in proc.stdout.decode() and "QL102" in proc.stdout.decode()
     modules = set(json.loads(proc.stderr.decode().rpartition("MODULES ")[2]))
     assert "qlint.cache_keys" in modules  # the store of summaries was looked for
-    results_cache = (
-        "qlint.cache",
-        "qlint.cache_shards",
-        "qlint.listing_store",
-        "qlint.wrapper_store",
-        "qlint.listed_dependencies",
-    )
+    results_cache = ("qlint.cache", "qlint.listing_store", "qlint.wrapper_store", "qlint.listed_dependencies")
     assert [m for m in results_cache if m in modules] == []
 
 

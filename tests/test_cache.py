@@ -11,8 +11,7 @@ import pytest
 
 from qlint import cache as cache_mod
 from qlint import checksummed_files
-from qlint.cache import Cache
-from qlint.cache_shards import HEADER, MAGIC, shard_of
+from qlint.cache import Cache, shard_of
 from qlint.diagnostic import (
     Applicability,
     Diagnostic,
@@ -467,6 +466,8 @@ def test_a_corrupt_cache_never_fails_the_cli(tmp_path, capsys):
 
 def _spread(tmp_path, n):
     """Files in `n` directories with distinct shards."""
+    from qlint.cache import shard_of
+
     files, shards = [], set()
     i = 0
     while len(files) < n:
@@ -530,6 +531,8 @@ def test_a_dependency_in_another_shard_still_invalidates(tmp_path):
 def test_an_entry_in_the_wrong_shard_is_dropped(tmp_path):
     import marshal
 
+    from qlint.cache import _HEADER, _MAGIC
+
     a, b = _spread(tmp_path, 2)
     c = Cache(tmp_path / "cache", "fp")
     stored(c, a)
@@ -539,8 +542,8 @@ def test_an_entry_in_the_wrong_shard_is_dropped(tmp_path):
     target = c.shard_file(str(a))
     shard = int(target.stem, 16)
     entries = {str(a): c.entries[str(a)], str(b) + "x": c.entries[str(b)]}
-    data = marshal.dumps({"magic": MAGIC, "fingerprint": "fp", "shard": shard, "entries": entries})
-    checksummed_files.write(target, HEADER, data)
+    data = marshal.dumps({"magic": _MAGIC, "fingerprint": "fp", "shard": shard, "entries": entries})
+    checksummed_files.write(target, _HEADER, data)
     again = Cache(tmp_path / "cache", "fp")
     assert sorted(again.entries) == sorted([str(a), str(b)])
 
