@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
             parsed[os.path.abspath(filename)] += 1
             sites[os.path.abspath(filename)].append(site.partition("] ")[2].partition(" < ")[0])
 
-    from qlint.analysis.names import piecewise_parse, project
+    from qlint.analysis.names import module_entries, piecewise_parse
     from qlint.rules import packet_scan
 
     real_pieces = piecewise_parse.parse_by_definitions
@@ -134,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             pieces[0] -= 1
 
-    readers = (piecewise_parse, project, packet_scan)
+    readers = (piecewise_parse, module_entries, packet_scan)
     for reader in readers:
         reader.parse_by_definitions = by_definitions
 

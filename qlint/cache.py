@@ -55,16 +55,7 @@ from qlint.analysis.project_files import (
 )
 from qlint.analysis.racy_stats import RACY_NS
 from qlint.cache_keys import cache_dir_for, cache_key
-from qlint.diagnostic import (
-    Applicability,
-    Diagnostic,
-    Edit,
-    Fix,
-    Position,
-    Range,
-    RelatedInfo,
-    RuntimeVerdict,
-)
+from qlint.diagnostic import diagnostic_from_dict, diagnostic_to_dict
 from qlint.listing_store import ListingStore
 from qlint.results import FileResult, content_hash
 from qlint.settings import Settings
@@ -783,94 +774,3 @@ def _mark_cache_dir(directory: Path) -> None:
     tag = directory / "CACHEDIR.TAG"
     if not tag.exists():
         tag.write_text("Signature: 8a477f597d28d172789f06886806bc55\n# Created by qlint.\n")
-
-
-# ----------------------------------------------------------------- (de)serialization
-
-
-def _range_to(r: Range) -> list[int]:
-    return [r.start.row, r.start.col, r.end.row, r.end.col]
-
-
-def _range_from(v: list[int]) -> Range:
-    if len(v) != 4 or not all(type(x) is int for x in v):
-        raise TypeError(f"not a range: {v!r}")
-    return Range(Position(v[0], v[1]), Position(v[2], v[3]))
-
-
-def _str(value: Any) -> str:
-    if not isinstance(value, str):
-        raise TypeError(f"not a string: {value!r}")
-    return value
-
-
-VERDICTS = frozenset({"confirmed", "refuted", "inconclusive", "skipped"})
-
-
-def diagnostic_to_dict(d: Diagnostic) -> dict[str, Any]:
-    """A JSON-able (and marshal-able) dict that `diagnostic_from_dict` turns back exactly."""
-    out: dict[str, Any] = {
-        "code": d.code,
-        "name": d.name,
-        "message": d.message,
-        "path": d.path,
-        "range": _range_to(d.range),
-        "noqa_row": d.noqa_row,
-    }
-    if d.fix is not None:
-        out["fix"] = {
-            "applicability": d.fix.applicability.value,
-            "message": d.fix.message,
-            "edits": [[_range_to(e.range), e.content, e.path] for e in d.fix.edits],
-        }
-    if d.related:
-        out["related"] = [[r.path, _range_to(r.range), r.message] for r in d.related]
-    if d.evidence:
-        out["evidence"] = d.evidence
-    if d.help:
-        out["help"] = d.help
-    if d.cell is not None:
-        out["cell"] = d.cell
-    if d.runtime is not None:
-        rt = d.runtime
-        out["runtime"] = [rt.verdict, rt.evidence, rt.fix_verified, rt.seconds]
-    return out
-
-
-def diagnostic_from_dict(data: dict[str, Any]) -> Diagnostic:
-    """The inverse of `diagnostic_to_dict`; raises (ValueError, KeyError, TypeError,
-    IndexError) on anything it would not have written, so a bad cache entry is a miss."""
-    fix = None
-    if "fix" in data:
-        f = data["fix"]
-        edits = tuple(
-            Edit(_range_from(r), _str(content), path if path is None else _str(path)) for r, content, path in f["edits"]
-        )
-        fix = Fix(Applicability(f["applicability"]), _str(f["message"]), edits)
-    related = tuple(RelatedInfo(_str(p), _range_from(r), _str(m)) for p, r, m in data.get("related", ()))
-    runtime = None
-    if "runtime" in data:
-        verdict, evidence, fix_verified, seconds = data["runtime"]
-        if verdict not in VERDICTS or fix_verified not in (True, False, None) or type(seconds) not in (int, float):
-            raise ValueError(f"not a runtime verdict: {data['runtime']!r}")
-        runtime = RuntimeVerdict(verdict, _str(evidence), fix_verified, seconds)
-    noqa_row = data["noqa_row"]
-    if noqa_row is not None and type(noqa_row) is not int:
-        raise TypeError(f"not a row: {noqa_row!r}")
-    evidence = data.get("evidence", {})
-    if not isinstance(evidence, dict):
-        raise TypeError("evidence is not a dict")
-    return Diagnostic(
-        code=_str(data["code"]),
-        name=_str(data["name"]),
-        message=_str(data["message"]),
-        path=_str(data["path"]),
-        range=_range_from(data["range"]),
-        fix=fix,
-        noqa_row=noqa_row,
-        related=related,
-        evidence=dict(evidence),
-        runtime=runtime,
-        help=data.get("help"),
-        cell=data.get("cell"),
-    )

@@ -5,7 +5,7 @@ Pre-commit and editors start a process per check with a plain command line (`qli
 gettext and locale), building the check parser and parsing took about 19 M instructions
 (~5 ms of CPU): a seventh of what qlint adds to Python's start-up for a file no rule
 reads. `parse` reads the command lines that use only the check command's own options,
-spelled out, and returns what `cli.build_parser("check").parse_args(argv)` returns; anything
+spelled out, and returns what `cli_parser.build_parser("check").parse_args(argv)` returns; anything
 else (help, `--version`, another command, an abbreviated or unknown option, `--`, a short
 option other than `-q` and `-j N`, a value argparse would refuse or read otherwise, paths
 split by options) is None, and argparse reads it (its messages and exit codes included).

@@ -50,6 +50,7 @@ from pathlib import Path
 
 from qlint import __version__, checksummed_files
 from qlint.analysis.racy_stats import RACY_NS
+from qlint.diagnostic import diagnostic_from_dict, diagnostic_to_dict
 from qlint.path_resolution import kind, resolution
 from qlint.results import FileResult
 
@@ -124,8 +125,6 @@ def answer(cache, paths: Sequence[str], settings) -> tuple[list[str], list[FileR
             return None
         if _flat(files, _SIZE_MTIME) != payload["file_stats"] or [_stat(p) for p in others] != payload["stats"]:
             return None
-        from qlint.cache import diagnostic_from_dict
-
         decoded = {i: [diagnostic_from_dict(d) for d in ds] for i, ds in findings.items()}
         # Positional: by keyword, each of ExecuTorch's 3,800 results cost ~1,300 instructions more.
         return files, [FileResult(p, decoded.get(i, [])) for i, p in enumerate(files)]
@@ -161,8 +160,6 @@ def write(cache, paths: Sequence[str], settings, found, results) -> None:
     ignore_stats = [_stat(p) for p in ignores]
     if any(s is not None and s[1] >= before for s in ignore_stats):
         return
-    from qlint.cache import diagnostic_to_dict
-
     key = run_key(paths, settings)
     kinds = [kind(p) for p in key[0]]
     payload = {

@@ -11,7 +11,7 @@ import pytest
 
 from qlint import cache as cache_mod
 from qlint import checksummed_files
-from qlint.cache import Cache, diagnostic_from_dict, diagnostic_to_dict, shard_of
+from qlint.cache import Cache, shard_of
 from qlint.diagnostic import (
     Applicability,
     Diagnostic,
@@ -20,6 +20,8 @@ from qlint.diagnostic import (
     Range,
     RelatedInfo,
     RuntimeVerdict,
+    diagnostic_from_dict,
+    diagnostic_to_dict,
 )
 from qlint.engine import FileResult, content_hash
 from qlint.rules import RULES

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from qlint import __version__, cli
+from qlint import __version__, cli, cli_parser
 from qlint.diagnostic import Applicability, Edit, Fix, Range
 from qlint.rules import RULES
 from qlint.rules.base import Rule
@@ -469,11 +469,11 @@ def test_ctrl_c_stops_workers_and_exits_130_quietly(tmp_path):
     ],
 )
 def test_the_parser_of_one_command_parses_as_the_whole_one(argv):
-    assert cli.build_parser(argv[0]).parse_args(argv) == cli.build_parser().parse_args(argv)
+    assert cli_parser.build_parser(argv[0]).parse_args(argv) == cli_parser.build_parser().parse_args(argv)
 
 
 def test_the_parser_of_one_command_keeps_only_that_command():
-    sub = next(a for a in cli.build_parser("check")._actions if a.dest == "command")
+    sub = next(a for a in cli_parser.build_parser("check")._actions if a.dest == "command")
     assert list(sub.choices) == ["check"]
-    sub = next(a for a in cli.build_parser("nonsense")._actions if a.dest == "command")
-    assert list(sub.choices) == list(cli.COMMANDS)
+    sub = next(a for a in cli_parser.build_parser("nonsense")._actions if a.dest == "command")
+    assert list(sub.choices) == list(cli_parser.COMMANDS)

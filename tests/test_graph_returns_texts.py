@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from qlint.analysis.flow import graph_returns
+from qlint.analysis.names import module_entries
 from qlint.analysis.names.project import ProjectIndex
 from qlint.runner import run_check
 from qlint.settings import Settings
@@ -60,13 +61,13 @@ def _repo(tmp_path: Path, plain: str = PLAIN) -> tuple[Path, Path]:
 def _parsed(monkeypatch) -> list[str]:
     """The paths the project index parses a summary of from now on."""
     parsed: list[str] = []
-    real = ProjectIndex._parse
+    real = module_entries.summarise
 
     def parse(path, *args, **kwargs):
         parsed.append(os.path.abspath(path))
         return real(path, *args, **kwargs)
 
-    monkeypatch.setattr(ProjectIndex, "_parse", staticmethod(parse))
+    monkeypatch.setattr(module_entries, "summarise", parse)
     return parsed
 
 

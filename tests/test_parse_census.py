@@ -33,7 +33,7 @@ def test_the_checked_file_and_an_imported_summary_are_counted_apart(tmp_path, ca
     assert first.startswith("parses ") and " of 2 files" in first
     # user.py parsed for its check; consts.py for QL101's question about DQ (its summary).
     assert "[run] engine.parse_module" in err
-    assert "[QL101 check] analysis/names/project._parse" in err
+    assert "[QL101 check] analysis/names/module_entries.summarise" in err
     assert "MiB of text and 0.00 MiB of line breaks" in err  # parsed whole, at their rows
 
 
@@ -49,7 +49,7 @@ def test_a_module_parsed_in_pieces_is_one_whole_parse(tmp_path, capsys, monkeypa
     monkeypatch.chdir(tmp_path)
     assert _census().main([str(pkg)]) == 0
     err = capsys.readouterr().err
-    assert "1  [QL101 check] analysis/names/project._parse" in err
+    assert "1  [QL101 check] analysis/names/module_entries.summarise" in err
     # (The statement binding DQ is parsed alone besides: the module is too large for
     # `recent_trees` to keep the summary's tree for it.)
     assert ", 2 of them whole modules, of 2 files (0 parsed whole more than once)" in err.splitlines()[0]

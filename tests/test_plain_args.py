@@ -9,20 +9,20 @@ import random
 
 import pytest
 
-from qlint import cli, plain_args
+from qlint import cli, cli_parser, plain_args
 
 
 def _argparse(argv: list[str]) -> dict | None:
     """What the check parser makes of `argv`, or None where it stops with a message."""
     with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
         try:
-            return vars(cli.build_parser(argv[0] if argv else None).parse_args(argv))
+            return vars(cli_parser.build_parser(argv[0] if argv else None).parse_args(argv))
         except SystemExit:
             return None
 
 
 def test_the_table_is_the_check_parsers():
-    parser = cli.build_parser("check")
+    parser = cli_parser.build_parser("check")
     check = next(a for a in parser._actions if a.dest == "command").choices["check"]
     kinds = {
         "_StoreTrueAction": "flag",
@@ -34,7 +34,7 @@ def test_the_table_is_the_check_parsers():
             continue
         kind = kinds.get(type(action).__name__)
         if kind is None:  # a store action: which value it takes
-            if action.type is cli._positive_int:
+            if action.type is cli_parser._positive_int:
                 kind = "jobs"
             elif action.choices is not None:
                 assert tuple(action.choices) == plain_args.OUTPUT_FORMATS
@@ -147,5 +147,5 @@ def test_main_reads_a_plain_command_line_without_argparse(monkeypatch, tmp_path,
     def refuse(command=None):
         raise AssertionError("argparse asked")
 
-    monkeypatch.setattr(cli, "build_parser", refuse)
+    monkeypatch.setattr(cli_parser, "build_parser", refuse)
     assert cli.main(["check", "--no-cache", "-q", "m.py"]) == cli.EXIT_CLEAN

@@ -35,9 +35,9 @@ MOD = (
 def recent(monkeypatch):
     fresh = RecentTrees()
     monkeypatch.setattr(recent_trees, "RECENT", fresh)
-    from qlint.analysis.names import project, summary
+    from qlint.analysis.names import module_entries, summary
 
-    monkeypatch.setattr(project, "RECENT", fresh)
+    monkeypatch.setattr(module_entries, "RECENT", fresh)
     monkeypatch.setattr(summary, "RECENT", fresh)
     return fresh
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 
+from qlint.analysis.names import module_entries
 from qlint.analysis.names import project as project_module
 from qlint.analysis.names.project import ProjectIndex
 
@@ -18,15 +19,15 @@ def _checks(project: ProjectIndex, n: int) -> None:
 
 
 def _parses(monkeypatch) -> list[str]:
-    """The paths `ProjectIndex._parse` summarises from their whole tree."""
+    """The paths `module_entries.summarise` summarises from their whole tree."""
     seen: list[str] = []
-    real = ProjectIndex._parse
+    real = module_entries.summarise
 
     def counting(path, *args, **kwargs):
         seen.append(path)
         return real(path, *args, **kwargs)
 
-    monkeypatch.setattr(ProjectIndex, "_parse", staticmethod(counting))
+    monkeypatch.setattr(module_entries, "summarise", counting)
     return seen
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from qlint import checksummed_files, summary_cache
+from qlint.analysis.names import module_entries
 from qlint.analysis.names.project import ProjectIndex
 from qlint.analysis.names.scope import ModuleScope, same_tree
 from qlint.analysis.names.summary import ModuleSummary, class_method_names
@@ -266,10 +267,8 @@ def test_a_check_reads_the_summary_of_an_imported_module_and_an_edit_recomputes(
     for index in (tmp_path / "cache").rglob("*.index"):  # every shard of the results index
         index.unlink()
     whole_parses: list[str] = []
-    real = ProjectIndex._parse
-    monkeypatch.setattr(
-        ProjectIndex, "_parse", staticmethod(lambda path, *a: whole_parses.append(path) or real(path, *a))
-    )
+    real = module_entries.summarise
+    monkeypatch.setattr(module_entries, "summarise", lambda path, *a: whole_parses.append(path) or real(path, *a))
     assert _findings(package, s) == (0, first)
     assert whole_parses == []
 

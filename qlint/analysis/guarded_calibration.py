@@ -26,6 +26,7 @@ import ast
 from collections.abc import Callable, Iterator
 
 from qlint.analysis.flow.model_apis import api_kind
+from qlint.analysis.tree_walk import mentions_name
 from qlint.value_classes import value_class
 
 
@@ -93,10 +94,10 @@ def _guarded(func, falsy: dict[str, int], qualname) -> Iterator[tuple[ast.Call, 
                     if param in falsy and param not in rebound:
                         yield convert, prepare, model, param
                 break
-            if not _names(later, model):
+            if not mentions_name(later, model):
                 continue
             param = _guard_param(later)
-            if param is None or any(_names(s, model) for s in later.orelse):
+            if param is None or any(mentions_name(s, model) for s in later.orelse):
                 break  # run, handed on or rebound outside a guard: the walk judges it
             guards.add(param)
 
@@ -162,10 +163,6 @@ def _spells(func: ast.AST, word: str) -> bool:
         (isinstance(n, ast.Name) and n.id == word) or (isinstance(n, ast.Attribute) and n.attr == word)
         for n in ast.walk(func)
     )
-
-
-def _names(node: ast.AST, name: str) -> bool:
-    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node))
 
 
 def _assigned_names(func) -> dict[str, int]:

@@ -279,7 +279,8 @@ def block_spans(stmts: list[ast.stmt], row: int) -> bool:
 
 def first_row(stmt: ast.stmt) -> int:
     """The first row of a statement: a decorated definition's is its first decorator's."""
-    return min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", ()))])
+    decorators = getattr(stmt, "decorator_list", None)
+    return min([stmt.lineno, *(d.lineno for d in decorators)]) if decorators else stmt.lineno
 
 
 def spans_rows(node: ast.AST, rows: list[int]) -> bool:
@@ -295,6 +296,16 @@ def name_loads(node: ast.AST, name: str) -> list[ast.Name]:
     """The reads of the name `name` under `node` (calls, references, arguments: every use
     that is not a store), in `walk` order. Shared: not to be changed."""
     return names_by_id(node).get((name, True), _NONE)
+
+
+def mentions_name(node: ast.AST, name: str) -> bool:
+    """Whether the name `name` occurs under `node`, read or bound (one walk, nothing kept)."""
+    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node))
+
+
+def binds_name(node: ast.AST, name: str) -> bool:
+    """Whether the name `name` is bound (stored or deleted) under `node`."""
+    return any(isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load) for n in ast.walk(node))
 
 
 def names_by_id(node: ast.AST) -> dict[str | tuple[str, bool], list[ast.Name]]:

@@ -23,6 +23,7 @@ from qlint.analysis.flow.model_apis import api_kind, classify_call
 from qlint.analysis.flow.model_flow import Capture, FunctionFlow, capture_holder
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import function_assigns
+from qlint.analysis.tree_walk import mentions_name
 from qlint.rules.base import FileContext
 
 _BODIES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)
@@ -61,7 +62,7 @@ def _reaches_untouched(body: list[ast.stmt], at: int, where: int, call: ast.Call
     captured = _bound_name(body[at], call)
     if captured is None or at > where:
         return False
-    return not any(_names(stmt, captured) for stmt in body[at + 1 : where])
+    return not any(mentions_name(stmt, captured) for stmt in body[at + 1 : where])
 
 
 def _bound_name(stmt: ast.stmt, call: ast.AST) -> str | None:
@@ -71,12 +72,8 @@ def _bound_name(stmt: ast.stmt, call: ast.AST) -> str | None:
     return stmt.targets[0].id if any(n is call for n in ast.walk(stmt.value)) else None
 
 
-def _names(stmt: ast.stmt, name: str) -> bool:
-    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(stmt))
-
-
 def _moved_first(ctx: FileContext, rest: list[ast.stmt], name: str, qualname) -> bool:
-    naming = [stmt for stmt in rest if _names(stmt, name)]
+    naming = [stmt for stmt in rest if mentions_name(stmt, name)]
     if not naming:
         return False
     first = naming[0]

@@ -38,6 +38,7 @@ from qlint.analysis.graphs.insertions import inserted_exprs, writes_insertion
 from qlint.analysis.graphs.project_scan import parsed_module
 from qlint.analysis.names.functions import innermost_body
 from qlint.analysis.names.resolver import Resolver
+from qlint.analysis.tree_walk import binds_name
 from qlint.rules.module_insertions import inserted_ops
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -99,7 +100,7 @@ def _guarded_argument(func: ast.AST, use: ast.expr) -> tuple[ast.expr, int] | No
         if not isinstance(target.value, ast.Name):
             return None
         name = target.value.id
-        at = next((i for i in range(at - 1, -1, -1) if _stores(statements[i], name)), None)
+        at = next((i for i in range(at - 1, -1, -1) if binds_name(statements[i], name)), None)
         if at is None:
             return None  # a parameter: its callers' nodes
         argument = _assigned(statements[at], name)
@@ -110,7 +111,7 @@ def _guarded_argument(func: ast.AST, use: ast.expr) -> tuple[ast.expr, int] | No
         guard = _guard(statement, source)
         if guard is not None:
             return guard, index
-        if _stores(statement, source):
+        if binds_name(statement, source):
             # `requant = n` after the guard on `n`: the same node under another name.
             alias = _alias(statement, source)
             if alias is None:
@@ -175,12 +176,6 @@ def _assigned(statement: ast.stmt, name: str) -> tuple[str, int] | None:
             return None
         return _argument(value.elts[names.index(name)])
     return None
-
-
-def _stores(statement: ast.stmt, name: str) -> bool:
-    return any(
-        isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load) for n in ast.walk(statement)
-    )
 
 
 def _guard(statement: ast.stmt, name: str) -> ast.expr | None:

@@ -28,6 +28,7 @@ from qlint.analysis.flow.model_classes import Built, Content, in_check
 from qlint.analysis.flow.model_flow import Capture, FunctionFlow, capture_holder
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import function_assigns
+from qlint.analysis.tree_walk import binds_name
 from qlint.rules.base import FileContext
 from qlint.value_classes import value_class
 
@@ -75,7 +76,7 @@ def graph_replaced(ctx: FileContext, cap: Capture, flows: list[FunctionFlow]) ->
     if not replaced:
         return None
     first = min(found[0] for found in replaced.values())
-    if any(_binds(stmt, name) for stmt in body[first:at]):
+    if any(binds_name(stmt, name) for stmt in body[first:at]):
         return None  # `name` names another object at the capture
     indices = sorted(i for found in replaced.values() for i in found)
     if not all(_alone(body, i) for i in indices):
@@ -110,10 +111,6 @@ def _stored_attr(stmt: ast.stmt, name: str) -> str | None:
     if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == name:
         return target.attr
     return None
-
-
-def _binds(stmt: ast.stmt, name: str) -> bool:
-    return any(isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load) for n in ast.walk(stmt))
 
 
 def _alone(body: list[ast.stmt], i: int) -> bool:

@@ -44,7 +44,7 @@ from qlint.analysis.graphs.strip_loops import calls_after_strip, strip_helper, s
 from qlint.analysis.names.functions import Body, bodies, module_function
 from qlint.analysis.names.resolver import OpRef, Resolver, dotted_parts
 from qlint.analysis.node_memo import kept_on_node
-from qlint.analysis.tree_walk import name_loads, target_names, walk, walk_kinds
+from qlint.analysis.tree_walk import mentions_name, name_loads, target_names, walk, walk_kinds
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # Statements that cannot leave the statement list early nor hold another one.
@@ -290,7 +290,7 @@ def _stripped_from(
         stmt = todo.pop(0)
         if isinstance(stmt, ast.With):
             # The body of a `with` runs unless its context manager raises: read on.
-            if any(_mentions(item, graph) for item in stmt.items):
+            if any(mentions_name(item, graph) for item in stmt.items):
                 return False
             todo = list(stmt.body) + todo
             continue
@@ -300,7 +300,7 @@ def _stripped_from(
             continue  # a definition runs nothing
         if not isinstance(stmt, SIMPLE):
             return False  # a branch, loop or exit: the strip may not come
-        if not _mentions(stmt, graph) or upkeep(stmt, graph) or blind_rewrite(ctx, stmt, graph, ref.op, resolver):
+        if not mentions_name(stmt, graph) or upkeep(stmt, graph) or blind_rewrite(ctx, stmt, graph, ref.op, resolver):
             continue
         call = _graph_call(stmt, graph)
         if call is None:
@@ -327,7 +327,7 @@ def _after_block(owner: ast.AST, stmts: list[ast.stmt], graph: str) -> tuple[lis
             if isinstance(block, ast.If) and any(arm and arm[0] is first for arm in (block.body, block.orelse)):
                 return outer, index
             if isinstance(block, ast.With) and block.body[0] is first:
-                return None if any(_mentions(item, graph) for item in block.items) else (outer, index)
+                return None if any(mentions_name(item, graph) for item in block.items) else (outer, index)
     return None
 
 
@@ -338,7 +338,7 @@ def _graph_call(stmt: ast.stmt, graph: str) -> ast.Call | None:
         return None
     if not value.args or not isinstance(value.args[0], ast.Name) or value.args[0].id != graph:
         return None
-    if any(_mentions(a, graph) for a in (*value.args[1:], *value.keywords)):
+    if any(mentions_name(a, graph) for a in (*value.args[1:], *value.keywords)):
         return None
     if isinstance(stmt, ast.Assign) and not all(isinstance(t, ast.Name) and t.id != graph for t in stmt.targets):
         return None
@@ -398,10 +398,6 @@ def _callee(stmt: ast.stmt) -> str | None:
     return None
 
 
-def _mentions(node: ast.AST, name: str) -> bool:
-    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node))
-
-
 def blind_pass(ctx: FileContext, name: str, ref: OpRef) -> bool:
     """A function of the module that never names the inserted op (so cannot be keyed on its
     overload) and hands its graph to no other function."""
@@ -422,7 +418,12 @@ def blind_function(func: ast.AST | None, ref: OpRef, returned: bool = False) -> 
             return False
         if isinstance(node, ast.Call) and _hands_on(node, params[0]):
             return False
-        if returned and isinstance(node, ast.Return) and node.value is not None and _mentions(node.value, params[0]):
+        if (
+            returned
+            and isinstance(node, ast.Return)
+            and node.value is not None
+            and mentions_name(node.value, params[0])
+        ):
             return False
     return True
 
@@ -456,7 +457,7 @@ def _hands_on(call: ast.Call, graph: str) -> bool:
     (`graph.graph.lint()`) is not handed it, and such upkeep is what a blind pass may do."""
     if isinstance(call.func, ast.Name) and call.func.id in _COLLECTING:
         return False
-    return any(_mentions(value, graph) for value in (*call.args, *(k.value for k in call.keywords)))
+    return any(mentions_name(value, graph) for value in (*call.args, *(k.value for k in call.keywords)))
 
 
 # Builtins that only gather or count what they are handed.

@@ -24,18 +24,15 @@ from __future__ import annotations
 
 import ast
 
+from qlint.analysis.tree_walk import first_row
+
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
-
-
-def _first_line(stmt: ast.AST) -> int:
-    decorators = getattr(stmt, "decorator_list", None)
-    return min([stmt.lineno, *(d.lineno for d in decorators)]) if decorators else stmt.lineno
 
 
 def _holding(stmts: list[ast.stmt], first: int, last: int) -> int | None:
     """The index of the statement whose rows (decorators included) hold rows first..last."""
     for i, stmt in enumerate(stmts):
-        if _first_line(stmt) <= first and last <= stmt.end_lineno:
+        if first_row(stmt) <= first and last <= stmt.end_lineno:
             return i
         if stmt.lineno > last:
             return None
@@ -70,7 +67,7 @@ def parse_edited(tree: ast.Module, text: str, first: int, last: int, added: int)
     i, j = where
     cls = tree.body[i] if j is not None else None
     old = tree.body[i] if j is None else cls.body[j]
-    start, end = _first_line(old), old.end_lineno
+    start, end = first_row(old), old.end_lineno
     rows = text.split("\n", end)
     if len(rows) < end:
         return None
@@ -87,7 +84,7 @@ def parse_edited(tree: ast.Module, text: str, first: int, last: int, added: int)
     if body is None or len(body) != 1 or type(body[0]) is not type(old):
         return None
     new = body[0]
-    if (new.lineno, new.col_offset) != (old.lineno, old.col_offset) or _first_line(new) != start:
+    if (new.lineno, new.col_offset) != (old.lineno, old.col_offset) or first_row(new) != start:
         return None
     module_body = list(tree.body)
     if cls is None:

@@ -12,6 +12,7 @@ from qlint.analysis.names import content_keys
 from qlint.analysis.names.body_reads import watch_module_bodies
 from qlint.analysis.names.live_trees import parse as live_parse
 from qlint.analysis.names.modules import module_name_for
+from qlint.analysis.names.piecewise_parse import parse_by_definitions
 from qlint.analysis.names.recent_trees import RECENT
 from qlint.analysis.names.scope import ModuleScope
 from qlint.analysis.names.summary import ModuleSummary
@@ -67,7 +68,7 @@ def module_entry(
         # takes it first (`keep_tree`): one reader per tree.
         hand_over = parsed is None and text is None and not keep_tree and HANDOVER.expects(path)
         trees: list[ast.Module] | None = [] if (keep_tree or hand_over) and parsed is None else None
-        summary = index._parse(path, module, text, data, digest, store, parsed, trees, wanted)
+        summary = summarise(path, module, text, data, digest, store, parsed, trees, wanted, index.facts)
         if trees and hand_over:
             if not HANDOVER.keep(path, data, trees[0]):
                 # Over the handover's budget: kept a moment, as the tree of a summary no check
@@ -90,6 +91,59 @@ def module_entry(
     if index._checked is not None and index._checked[0] == path:
         watch_module_bodies(index, entry[1])
     return entry
+
+
+def summarise(
+    path: str,
+    module: str | None,
+    text: str | None,
+    data: bytes,
+    digest: str,
+    store: SummaryStore | None,
+    parsed: tuple[ast.Module, ModuleScope, str] | None = None,
+    trees: list[ast.Module] | None = None,
+    wanted: SummaryFact | None = None,
+    facts: dict[str, SummaryFact] | None = None,
+) -> ModuleSummary:
+    """Parse a module whose summary is not known yet (`parsed`: the engine's parse of it,
+    when it is the file being checked), and remember the summary. The tree parsed here is
+    appended to `trees` when given (the summary does not keep it). The registered facts
+    are computed from it (`facts`: the index's registered ones, `ProjectIndex.register_fact`),
+    except the lazy ones (`SummaryFact.lazy`) other than `wanted`."""
+    if parsed is not None:
+        tree, scope, source = parsed
+    else:
+        try:
+            source = text if text is not None else decode_source(data)
+            # A file the run checked a moment ago: the engine's tree of it (`tree_handover`).
+            # Or another reader's tree of this text, while it holds it (`live_trees`).
+            # A tree kept for a reader (a caller search analyses it, or its own check takes
+            # it) is parsed in pieces: without the whole parse's peak (`piecewise_parse`).
+            parser = parse_by_definitions if trees is not None else None
+            tree = (HANDOVER.checked_parse(path, data) if text is None else None) or live_parse(source, path, parser)
+            scope = ModuleScope.build(tree, module, path)
+        except (DecodeError, SyntaxError, ValueError, RecursionError):
+            tree, scope = None, None  # still a dependency: fixing the file must refresh its users
+        if tree is not None and trees is not None:
+            trees.append(tree)
+    summary = ModuleSummary.of(tree, scope, module, digest)
+    if tree is not None and (parsed is None or store is not None):
+        wanted_key = wanted.key if wanted is not None else None
+        for fact in list((facts or {}).values()):
+            # By key: each check makes its own instance of a fact (one key, one value).
+            if fact.key == wanted_key or not getattr(fact, "lazy", False):
+                summary.facts[fact.key] = fact.compute(tree, scope, source)
+        if wanted is not None and wanted_key not in summary.facts:
+            # A fact asked of this module alone (`fact_at(..., register=False)`): from this
+            # parse, not from a second one when it is read next (`LoadedSummary._compute`).
+            summary.facts[wanted_key] = wanted.compute(tree, scope, source)
+    if tree is not None and parsed is None and trees is None:
+        # No other reader takes this tree: the statements rules ask of the module next are
+        # taken from it rather than parsed again (`recent_trees`).
+        RECENT.keep(path, digest, len(data), tree)
+    if store is not None:
+        store.put(path, summary)
+    return summary
 
 
 def _checked_parse(

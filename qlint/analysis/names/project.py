@@ -10,8 +10,9 @@ records which files each check consulted (with their content hashes) so a cached
 is dropped when a module it depends on changes, and it serves unsaved editor buffers from
 an overlay.
 
-Kept in modules of their own: a module's entry, with its summary, scope and facts as loaded
-(`module_entries`), and which bodies of the checked module an analysis read (`body_reads`).
+Kept in modules of their own: a module's entry, with its summary (read, or parsed and
+summarised: `module_entries.summarise`), scope and facts as loaded (`module_entries`), and
+which bodies of the checked module an analysis read (`body_reads`).
 """
 
 from __future__ import annotations
@@ -28,11 +29,8 @@ from qlint.analysis.names import content_keys, layout_lookups, shadowed_names
 from qlint.analysis.names.body_reads import BODY_READ, BodyReads, watch_module_bodies
 from qlint.analysis.names.import_paths import module_bases, module_files, resolved, tried_before
 from qlint.analysis.names.kept_lookups import KeptLookups
-from qlint.analysis.names.live_trees import parse as live_parse
 from qlint.analysis.names.module_entries import LoadedSummary, SummaryStore, module_entry
 from qlint.analysis.names.modules import import_root, module_name_for, resolve_relative
-from qlint.analysis.names.piecewise_parse import parse_by_definitions
-from qlint.analysis.names.recent_trees import RECENT
 from qlint.analysis.names.scope import ModuleScope
 from qlint.analysis.names.statement_reuse import PreviousTrees
 from qlint.analysis.names.summary import ModuleSummary
@@ -42,7 +40,7 @@ from qlint.analysis.names.watched_files import WatchedFiles
 from qlint.analysis.repo_root import same_repository
 from qlint.diagnostic import Range
 from qlint.short_digests import content_sha256_hex
-from qlint.source import DecodeError, LineIndex, decode_source, read_source
+from qlint.source import LineIndex, read_source
 
 # Re-exported: callers that only need module names should import them from `modules`.
 __all__ = ["BODY_READ", "ProjectIndex", "import_root", "module_name_for", "resolve_relative"]
@@ -601,59 +599,6 @@ class ProjectIndex:
         kept, self._kept_tree = self._kept_tree, None
         if kept is not None and HANDOVER.expects(kept[0]):
             HANDOVER.keep(kept[0], kept[3], kept[2])
-
-    @staticmethod
-    def _parse(
-        path: str,
-        module: str | None,
-        text: str | None,
-        data: bytes,
-        digest: str,
-        store: SummaryStore | None,
-        parsed: tuple[ast.Module, ModuleScope, str] | None = None,
-        trees: list[ast.Module] | None = None,
-        wanted: SummaryFact | None = None,
-    ) -> ModuleSummary:
-        """Parse a module whose summary is not known yet (`parsed`: the engine's parse of it,
-        when it is the file being checked), and remember the summary. The tree parsed here is
-        appended to `trees` when given (the summary does not keep it). The registered facts
-        are computed from it, except the lazy ones (`SummaryFact.lazy`) other than `wanted`."""
-        if parsed is not None:
-            tree, scope, source = parsed
-        else:
-            try:
-                source = text if text is not None else decode_source(data)
-                # A file the run checked a moment ago: the engine's tree of it (`tree_handover`).
-                # Or another reader's tree of this text, while it holds it (`live_trees`).
-                # A tree kept for a reader (a caller search analyses it, or its own check takes
-                # it) is parsed in pieces: without the whole parse's peak (`piecewise_parse`).
-                parser = parse_by_definitions if trees is not None else None
-                tree = (HANDOVER.checked_parse(path, data) if text is None else None) or live_parse(
-                    source, path, parser
-                )
-                scope = ModuleScope.build(tree, module, path)
-            except (DecodeError, SyntaxError, ValueError, RecursionError):
-                tree, scope = None, None  # still a dependency: fixing the file must refresh its users
-            if tree is not None and trees is not None:
-                trees.append(tree)
-        summary = ModuleSummary.of(tree, scope, module, digest)
-        if tree is not None and (parsed is None or store is not None):
-            wanted_key = wanted.key if wanted is not None else None
-            for fact in list(ProjectIndex.facts.values()):
-                # By key: each check makes its own instance of a fact (one key, one value).
-                if fact.key == wanted_key or not getattr(fact, "lazy", False):
-                    summary.facts[fact.key] = fact.compute(tree, scope, source)
-            if wanted is not None and wanted_key not in summary.facts:
-                # A fact asked of this module alone (`fact_at(..., register=False)`): from this
-                # parse, not from a second one when it is read next (`LoadedSummary._compute`).
-                summary.facts[wanted_key] = wanted.compute(tree, scope, source)
-        if tree is not None and parsed is None and trees is None:
-            # No other reader takes this tree: the statements rules ask of the module next are
-            # taken from it rather than parsed again (`recent_trees`).
-            RECENT.keep(path, digest, len(data), tree)
-        if store is not None:
-            store.put(path, summary)
-        return summary
 
     # ----------------------------------------------------------------- summary facts
 

@@ -25,18 +25,14 @@ from __future__ import annotations
 
 import ast
 
+from qlint.analysis.tree_walk import first_row
 from qlint.value_classes import value_class
 
 _BLOCKS = ("body", "orelse", "finalbody", "handlers")
 
 
-def _first_line(stmt: ast.AST) -> int:
-    decorators = getattr(stmt, "decorator_list", None)
-    return min([stmt.lineno, *(d.lineno for d in decorators)]) if decorators else stmt.lineno
-
-
 def _key(stmt: ast.AST) -> tuple:
-    return (type(stmt), stmt.lineno, stmt.col_offset, stmt.end_lineno, stmt.end_col_offset, _first_line(stmt))
+    return (type(stmt), stmt.lineno, stmt.col_offset, stmt.end_lineno, stmt.end_col_offset, first_row(stmt))
 
 
 def _children(node: ast.AST):
@@ -91,7 +87,7 @@ def graft(old_text: str, old_tree: ast.Module, new_text: str, new_tree: ast.Modu
 
 def _graft(old_tree: ast.Module, new_tree: ast.Module, first: int, last: int, added: int) -> int:
     def unchanged(stmt: ast.AST) -> bool:
-        return stmt.end_lineno < first or (added == 0 and _first_line(stmt) > last)
+        return stmt.end_lineno < first or (added == 0 and first_row(stmt) > last)
 
     old: dict[tuple, ast.AST] = {}
     stack = [old_tree]
