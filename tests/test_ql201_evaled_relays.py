@@ -180,3 +180,74 @@ def test_a_qat_helper_handed_to_an_evaling_wrapper_is_captured_in_eval_mode(tmp_
     assert [d.range.start.row for d in found] == [row]
     assert "eval mode" in found[0].message
     assert _rows(qat.replace("    model.eval()\n", ""), tmp_path, select=("QL202",)) == []
+
+
+# -- decorators: a wrapper opening with the eval of its parameter (`pass_through.evaled_parameters`) ------
+DECORATOR = """
+import functools
+
+
+def evaled(fn):
+    @functools.wraps(fn)
+    def wrapper(model, *args):
+{opening}
+        return fn(model, *args)
+
+    return wrapper
+
+
+@evaled
+def quantize_decorated(model, q, x):
+    return prepare_pt2e(export(model, (x,)).module(), q)
+
+
+def main(q, x):
+    quantize(Net().eval(), q, x)
+    quantize_decorated(Net(), q, x)
+"""
+
+
+def _decorated_row(src: str) -> int:
+    return (HEAD + src).splitlines().index("def quantize_decorated(model, q, x):") + 2
+
+
+def _decorated(opening: str) -> str:
+    return DECORATOR.format(opening=textwrap.indent(textwrap.dedent(opening), "        ").rstrip("\n"))
+
+
+def test_a_decorator_whose_wrapper_evals_the_model_first_vouches_for_the_function(tmp_path):
+    assert _rows(_decorated("model.eval()"), tmp_path) == []
+    assert _rows(_decorated("model.train(False)"), tmp_path) == []
+    # Stacked with a pass-through and a gradient switch.
+    stacked = (
+        _decorated("model.eval()").replace("@evaled\n", "@torch.no_grad()\n@evaled\n@passing\n")
+        + "\n\ndef passing(fn):\n    return fn\n"
+    )
+    assert _rows(stacked, tmp_path) == []
+    # On a method: the wrapper's positions are the method's.
+    method = _decorated("model.eval()").replace("def wrapper(model, *args)", "def wrapper(self, model, *args)")
+    method = method.replace("return fn(model, *args)", "return fn(self, model, *args)").replace(
+        "@evaled\ndef quantize_decorated(model, q, x):\n    return",
+        "class Q:\n    @evaled\n    def quantize_decorated(self, model, q, x):\n        return",
+    )
+    method = method.replace("    quantize_decorated(Net(), q, x)", "    Q().quantize_decorated(Net(), q, x)")
+    assert _rows(method, tmp_path) == []
+
+
+def test_decorators_that_leave_a_path_without_the_eval_keep_the_report(tmp_path):
+    for why, opening in {
+        "evals on a branch": "if args:\n    model.eval()",
+        "evals another parameter": "args[0].eval()",
+        "hands the model on after the eval": "model.eval()\nprepare_model(model)",
+        "trains it": "model.train()",
+    }.items():
+        src = _decorated(opening)
+        assert _rows(src, tmp_path) == [_decorated_row(src)], why
+    # The eval after the call, and a wrapper calling the function with another model.
+    after = DECORATOR.replace(
+        "{opening}\n        return fn(model, *args)",
+        "        out = fn(model, *args)\n        model.eval()\n        return out",
+    )
+    assert _rows(after, tmp_path) == [_decorated_row(after)]
+    fresh = _decorated("model.eval()").replace("return fn(model, *args)", "return fn(Net(), *args)")
+    assert _rows(fresh, tmp_path) == [_decorated_row(fresh)]
