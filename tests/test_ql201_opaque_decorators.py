@@ -138,10 +138,17 @@ def main(q, x):
 
 
 def test_a_train_mode_caller_is_not_named_through_such_a_decorator():
-    # The wrapper evals what it is handed: the caller's fresh `Net()` is not what is captured.
-    evaled = TRAINED.replace("model.train()", "model.eval()")
+    # The wrapper evals what it is handed on some paths: the caller's fresh `Net()` is not what
+    # is captured on the others, so it is not named.
+    evaled = TRAINED.replace("        model.train()\n", "        if args:\n            model.eval()\n")
     (found,) = _found(evaled + QUANTIZE.format(deco="trained", mode=""))
     assert CALLER_LEFT in found.message and "the call at line" not in found.message
+
+
+def test_a_decorator_whose_wrapper_opens_by_evaling_the_model_vouches_for_it():
+    # (`pass_through.evaled_parameters`, tests/test_ql201_evaled_relays.py has the wrapper functions.)
+    evaled = TRAINED.replace("model.train()", "model.eval()")
+    assert _found(evaled + QUANTIZE.format(deco="trained", mode="")) == []
 
 
 # -- quiet: a builder whose wrapper evals its result is not reported in train mode ------------------------

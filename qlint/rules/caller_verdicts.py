@@ -45,6 +45,7 @@ from qlint.analysis.flow.model_values import (
     VALUES,
     CallSite,
 )
+from qlint.analysis.flow.pass_through import evaled_parameters
 from qlint.analysis.flow.project_callers import KeptCalls, ProjectCall, each_project_call
 from qlint.analysis.flow.read_only_params import reads_only
 from qlint.analysis.flow.store_then_call import reached_elsewhere
@@ -86,6 +87,7 @@ def vouched_by_callers(ctx: FileContext, cap: Capture, flow: str, flows: list[Fu
     facts = cap.modes_for(flow)
     helpers = set()
     parts = set()
+    decorated = False
     for fact in facts:
         if fact.state == "eval" or other_arm_ruled_out(ctx, fact):
             # (The other arm of a branch of `__init__` that no construction selects.)
@@ -99,13 +101,26 @@ def vouched_by_callers(ctx: FileContext, cap: Capture, flow: str, flows: list[Fu
             continue
         if fact.state != "unset" or origin is None or origin.kind not in (PARAM, STORED) or origin.index is None:
             return False
+        if origin.kind == PARAM and _evaled_by_decorator(ctx, origin.node, origin.index):
+            decorated = True  # every call runs a decorator's wrapper that evals the parameter first
+            continue
         # `self.model` stored from `__init__`'s parameter: the constructions are its callers.
         helpers.add((origin.node, origin.index))
     if not helpers and not parts:
-        return False
+        return decorated
     return all(_callers_harmless(ctx, flows, func, index) for func, index in helpers) and all(
         _callers_harmless(ctx, flows, func, index, _harmless_part(path, func, index)) for func, index, path in parts
     )
+
+
+def _evaled_by_decorator(ctx: FileContext, func: ast.AST, index: int) -> bool:
+    """`func`, a function or method of this module, is under decorators of the project whose
+    wrappers hand it parameter `index` in eval mode (`pass_through.evaled_parameters`)."""
+    if not getattr(func, "decorator_list", None):
+        return False
+    body = ctx.tree.body
+    here = any(n is func for n in body) or any(n is func for c in body if isinstance(c, ast.ClassDef) for n in c.body)
+    return here and index in evaled_parameters(ctx, func)
 
 
 def _own_parameter(flows: list[FunctionFlow], cap: Capture, origin) -> ast.AST | None:

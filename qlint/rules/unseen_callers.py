@@ -86,11 +86,7 @@ def _first_entry(ctx: FileContext, outer: str) -> Consumer | None:
     if scan_root(ctx.path) is None:
         # Outside any package (or in a tree whose package qlint cannot map) no other module is
         # seen: the callers, and their matchers keyed on overloads, are unknown.
-        return (
-            f"`{outer}`'s callers are unknown",
-            "qlint sees no package around this module, so its callers and the matchers keyed on overloads "
-            "they hand the graph to are unknown",
-        )
+        return f"`{outer}`'s callers are unknown", _unread_package(ctx.path)
     here = _top_names(ctx)
     holders = here.holders(outer)
     # One read of the project for the names of every insertion's definitions in the module
@@ -115,6 +111,28 @@ def _first_entry(ctx: FileContext, outer: str) -> Consumer | None:
             if entry is not None:
                 return _entry(entry)
     return None
+
+
+def _unread_package(path: str) -> str:
+    """Why no other module is seen, naming the module as Python imports it: through a directory
+    without `__init__.py` inside a package (`pkg.passes.insert`, PEP 420), which qlint reads as
+    no package, or as a top-level module of its own directory (or not at all)."""
+    from qlint.analysis.names.modules import module_name_for, namespace_import
+    from qlint.analysis.names.package_map import project_root
+
+    unknown = "so its callers and the matchers keyed on overloads they hand the graph to are unknown"
+    top = project_root(path)
+    found = namespace_import(path, top) if top is not None else None
+    if found is not None:
+        dotted, directory = found
+        where = os.path.relpath(directory, top)
+        return (
+            f"Python imports this module as `{dotted}`, but `{where}` has no `__init__.py` and qlint reads no "
+            f"package through it, {unknown}"
+        )
+    name = module_name_for(path)
+    how = f"it imports as top-level `{name}`" if name else "its file name is no module name: it is not imported"
+    return f"qlint sees no package around this module ({how}), {unknown}"
 
 
 def _inserting_outers(ctx: FileContext) -> set[str]:

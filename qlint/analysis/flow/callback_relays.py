@@ -21,6 +21,17 @@ The summary is syntactic and strict, so that it holds on every path:
 - nothing in the helper switches a mode (`.train()`, `.eval()`, `.apply(...)`, `.training =`):
   a helper that does hands its callback modules in a mode of its own choosing.
 
+But one: a helper whose only switches are statements putting the module parameter itself in
+eval mode (`model.eval()`, `model.train(False)`, `model = model.eval()`) before it calls the
+callback (`def run_evaled(helper, model, *args): model.eval(); return helper(model, *args)`)
+hands the callback that module, or a descendant, in eval mode, when the switch runs on every
+path to each call and nothing between them can change the mode: the module (or a name holding
+it or a part) handed to any other call than the callback's, the helper's own recursion, a
+method of `_NEUTRAL` or a builtin of `_INERT` (`prep(model)`, `model.fuse()`,
+`setattr(model, ...)`), a part given to it (`model.bn = ...`), a nested scope naming it, or a
+compound statement the reading does not follow, and the eval no longer counts. Such a relay is
+`evaled`: its callback's model is in eval mode whatever mode the caller passed.
+
 Anything else gives no summary, and the callback's calls stay unread: callers of what it calls
 are then not all known (issue 14, item 7).
 """
@@ -29,12 +40,12 @@ from __future__ import annotations
 
 import ast
 
+from qlint.analysis.flow.relay_evals import EVALED, ITSELF, escape, eval_of_name, evals, touch
 from qlint.analysis.names.scope import parameter_args
 from qlint.analysis.node_memo import kept_on_node
 from qlint.analysis.tree_walk import walk_kinds
 from qlint.value_classes import value_class
 
-_SWITCHES = frozenset({"train", "eval", "apply"})
 _CALLS = frozenset({ast.Call})
 _KIDS = frozenset({"children", "modules"})  # iterables of descendants (`modules()` includes itself)
 _NAMED = frozenset({"named_children", "named_modules"})  # of (name, descendant) pairs
@@ -43,6 +54,7 @@ _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _TRY = (ast.Try, getattr(ast, "TryStar", ast.Try))
 
 MODEL, KIDS, NAMED = "model", "kids", "named"
+WHOLE = "whole"  # the module parameter itself (a MODEL that an eval of it switches whole)
 
 
 @value_class(frozen=True)
@@ -53,6 +65,9 @@ class Relay:
     callback: int
     model: int
     position: int
+    # The helper put the module in eval mode on every path to each call: the callback gets it
+    # in eval mode, not in the mode the caller passed.
+    evaled: bool = False
 
 
 def relays(func: ast.AST) -> tuple[Relay, ...]:
@@ -69,10 +84,15 @@ def _relays(func: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[Relay, ...]:
     # A relay calls one of its parameters: most functions a call hands a name to never do, and
     # one walk turns them away without the two walks and the reading below (ExecuTorch asks
     # this of 153 functions).
-    if not params or not _calls_a_parameter(func, frozenset(params)) or _switches_mode(func):
+    if not params or not _calls_a_parameter(func, frozenset(params)):
         return ()
-    reading = _Reading(func, params)
-    reading.block(func.body, {name: (MODEL, i) for i, name in enumerate(params)})
+    allowed = evals(func)
+    if allowed is None:
+        return ()
+    reading = _Reading(func, params, allowed)
+    reading.block(func.body, {name: (WHOLE, i) for i, name in enumerate(params)})
+    if reading.other_switch or reading.seen != allowed:
+        return ()  # an eval of something else, or one the reading did not reach (a nested scope)
     found = []
     for k, name in enumerate(params):
         pairs = reading.calls.get(name)
@@ -81,7 +101,12 @@ def _relays(func: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[Relay, ...]:
         common = set.intersection(*pairs)
         for recursive in reading.recursive:
             common = {(p, m) for p, m in common if (k, m) in recursive}
-        found += [Relay(k, m, p) for p, m in sorted(common) if m != k]
+        evaled = set.intersection(*reading.evaled[name])
+        if any(m in reading.ever_evaled and (p, m) not in evaled for p, m in common):
+            continue  # a module evaled on some paths to the calls only: in no mode for sure
+        if not reading.ever_evaled <= {m for _, m in evaled}:
+            continue  # an evaled module not handed over evaled on every call: it may be rebound
+        found += [Relay(k, m, p, (p, m) in evaled) for p, m in sorted(common) if m != k]
     return tuple(found)
 
 
@@ -91,28 +116,25 @@ def _calls_a_parameter(func: ast.AST, params: frozenset[str]) -> bool:
     return any(isinstance(call.func, ast.Name) and call.func.id in params for call in walk_kinds(func, _CALLS))
 
 
-def _switches_mode(func: ast.AST) -> bool:
-    for node in ast.walk(func):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _SWITCHES:
-            return True
-        targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
-        if any(isinstance(t, ast.Attribute) and t.attr == "training" for t in targets):
-            return True
-    return False
-
-
-State = dict[str, tuple[str, int]]  # name -> (MODEL | KIDS | NAMED, the module parameter it comes from)
+State = dict[str, tuple[str, int]]  # name -> (MODEL | WHOLE | KIDS | NAMED, the module parameter it comes from)
+_MODULES = (MODEL, WHOLE)
 
 
 class _Reading:
     """One pass over the body: the calls of each parameter with what each may pass."""
 
-    def __init__(self, func: ast.FunctionDef | ast.AsyncFunctionDef, params: list[str]):
+    def __init__(self, func: ast.FunctionDef | ast.AsyncFunctionDef, params: list[str], evals: frozenset[int]):
         self.func = func
         self.params = params
+        self.evals = evals
         self.index = {name: i for i, name in enumerate(params)}
         # parameter name -> one set per call: {(position, module parameter)} it may be handed
         self.calls: dict[str, list[set[tuple[int, int]]]] = {}
+        # parameter name -> one set per call: the pairs of `calls` handed in eval mode
+        self.evaled: dict[str, list[set[tuple[int, int]]]] = {}
+        self.other_switch = False  # an eval of something else than the module parameter
+        self.seen: set[int] = set()  # the ids of the evals of `evals` read as statements
+        self.ever_evaled: set[int] = set()  # the module parameters evaled on some path
         self.escaped: set[str] = set(_assigned(func) & set(params))  # a rebound callback is not the caller's
         self.recursive: list[set[tuple[int, int]]] = []  # per recursive call: the (callback, model) it keeps
         self.accounted: set[int] = set()  # ids of parameter loads read as a call or a forwarded callback
@@ -126,6 +148,29 @@ class _Reading:
         return state
 
     def stmt(self, s: ast.stmt, state: State) -> State | None:
+        evaled = self._evaled_by(s, state)
+        touch(s, state)
+        out = self._stmt(s, state)
+        if out is not None and evaled is not None:
+            out[EVALED.format(evaled)] = (WHOLE, evaled)
+        return out
+
+    def _evaled_by(self, s: ast.stmt, state: State) -> int | None:
+        """The module parameter the statement puts in eval mode (`model.eval()`, `m =
+        model.eval()`), if it is one of the evals `relay_evals.evals` let through; an eval of anything
+        else is a switch of unknown reach, and no relay holds."""
+        value = s.value if isinstance(s, (ast.Expr, ast.Assign)) else None
+        if value is None or id(value) not in self.evals:
+            return None
+        self.seen.add(id(value))
+        found = state.get(eval_of_name(value))
+        if found is None or found[0] != WHOLE:
+            self.other_switch = True
+            return None
+        self.ever_evaled.add(found[1])
+        return found[1]
+
+    def _stmt(self, s: ast.stmt, state: State) -> State | None:
         if isinstance(s, (ast.Return, ast.Raise)):
             self.expressions(s, state)
             return None
@@ -168,9 +213,10 @@ class _Reading:
                     _kill(item.optional_vars, out)
             return self.block(s.body, out)
         if isinstance(s, _TRY):
-            # A handler may start anywhere in the body: names the body binds are unknown there.
+            # A handler may start anywhere in the body: names the body binds are unknown there,
+            # and so is the mode of a module the body may have handed on before it raised.
             bound = _stored(s.body)
-            start = {k: v for k, v in state.items() if k not in bound}
+            start = {k: v for k, v in state.items() if k not in bound and not k.startswith("<")}
             body = self.block(s.orelse, self.block(s.body, dict(state)))
             ends = [body, *(self.block(h.body, dict(start)) for h in s.handlers)]
             joined = None
@@ -181,9 +227,10 @@ class _Reading:
             after = self.block(s.finalbody, {k: v for k, v in start.items() if k not in _stored(s.finalbody)})
             return None if joined is None else after
         if any(isinstance(getattr(s, f, None), list) for f in ("body", "cases")):
-            # Another compound statement (`match`): its calls are read knowing nothing.
+            # Another compound statement (`match`): its calls are read knowing nothing, and
+            # what they may do to the module undoes an eval before it.
             self.expressions(s, {})
-            return {k: v for k, v in state.items() if k not in _stored([s])}
+            return {k: v for k, v in state.items() if k not in _stored([s]) and not k.startswith("<")}
         self.expressions(s, state)
         return {k: v for k, v in state.items() if k not in _stored([s])}
 
@@ -191,6 +238,7 @@ class _Reading:
     def expressions(self, node: ast.AST, state: State) -> None:
         """Read the calls of callback parameters in `node` (not in nested statement bodies
         of compound statements handled above, which `stmt` reads itself)."""
+        escape(node, state, self.index, self.func.name)
         stack = [node]
         while stack:
             n = stack.pop()
@@ -219,9 +267,11 @@ class _Reading:
                 if isinstance(arg, ast.Starred):
                     break
                 value = self.value(arg, state)
-                if value is not None and value[0] == MODEL:
+                if value is not None and value[0] in _MODULES:
                     passed.add((position, value[1]))
             self.calls.setdefault(func.id, []).append(passed)
+            evaled = {(p, m) for p, m in passed if EVALED.format(m) in state}
+            self.evaled.setdefault(func.id, []).append(evaled)
         elif isinstance(func, ast.Name) and func.id == self.func.name:
             self.recursive.append(self._recursion(node, state))
 
@@ -243,7 +293,7 @@ class _Reading:
         kept = set()
         for m, arg in given.items():
             value = self.value(arg, state)
-            if value is not None and value == (MODEL, m):
+            if value is not None and value[0] in _MODULES and value[1] == m:
                 kept |= {(k, m) for k in callbacks}
         return kept
 
@@ -255,10 +305,14 @@ class _Reading:
         func = expr.func
         if isinstance(func, ast.Name) and func.id in ("list", "tuple") and len(expr.args) == 1 and not expr.keywords:
             inner = self.value(expr.args[0], state)
-            return inner if inner is not None and inner[0] != MODEL else None
+            return inner if inner is not None and inner[0] not in _MODULES else None
+        if isinstance(func, ast.Attribute) and func.attr in ITSELF:
+            owner = self.value(func.value, state)
+            # The module itself (`model.to(device)`; its eval is read by `stmt`).
+            return owner if owner is not None and owner[0] in _MODULES else None
         if isinstance(func, ast.Attribute) and not expr.args and not expr.keywords:
             owner = self.value(func.value, state)
-            if owner is None or owner[0] != MODEL:
+            if owner is None or owner[0] not in _MODULES:
                 return None
             if func.attr in _KIDS:
                 return (KIDS, owner[1])
@@ -287,10 +341,18 @@ def _kill(target: ast.AST, state: State) -> None:
 
 
 def _join(a: State | None, b: State | None) -> State | None:
-    """A name keeps what it is only if it is that on both paths."""
+    """A name keeps what it is only if it is that on both paths (the module itself on one and
+    a part on the other: a part); the eval of the module holds if it ran on both."""
     if a is None or b is None:
         return dict(b if a is None else a) if (a is not None or b is not None) else None
-    return {k: v for k, v in a.items() if b.get(k) == v}
+    out = {}
+    for k, v in a.items():
+        other = b.get(k)
+        if other == v:
+            out[k] = v
+        elif other is not None and other[0] in _MODULES and v[0] in _MODULES and other[1] == v[1]:
+            out[k] = (MODEL, v[1])
+    return out
 
 
 def _assigned(func: ast.AST) -> set[str]:

@@ -28,6 +28,7 @@ import ast
 import functools
 import re
 
+from qlint.analysis.flow.forwarded_graphs import LIBRARY_ROOTS, returns_graph
 from qlint.analysis.flow.relevant_bodies import module_functions, segment
 from qlint.analysis.names.text_imports import file_imports
 from qlint.analysis.text_needles import holds_any
@@ -40,8 +41,6 @@ GRAPH_SOURCES = (".module(", "prepare_pt2e", "prepare_qat_pt2e", "convert_pt2e",
 _SWITCHES = (".eval()", ".train(")
 # QL203's triggers: a mode switch, or a prepare call whose graph a helper elsewhere may switch.
 SWITCH_TRIGGERS = (*_SWITCHES, "prepare_pt2e", "prepare_qat_pt2e")
-# Names imported from these are never helpers of the project.
-_LIBRARY_ROOTS = frozenset({"torch", "torchao", "numpy", "copy", "typing", "collections", "unittest", "pytest"})
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # The arguments of a call up to its end or its first bracket or line break.
 _ARGUMENTS = lazy(r"[^()\[\]{}\n]*")
@@ -329,22 +328,20 @@ def returning_calls(text: str, path: str, project) -> tuple[str, ...]:
     roots = {c.partition(".")[0] for c in callees} | classes.keys()
     out: list[str] = []
     for local, full in imports:
-        if full.partition(".")[0] in _LIBRARY_ROOTS or local not in roots:
+        if full.partition(".")[0] in LIBRARY_ROOTS or local not in roots:
             continue
         module, _, attr = full.rpartition(".")
         if local in classes and module:
             # `from pkg.store import Keeper`
             names = _graph_returns(project, module, path)
             out.extend(f"{c}(" for c in classes[local] if names and f"{attr}.{c.rpartition('.')[2]}" in names)
-        # `from pkg.helpers import capture`
-        names = _graph_returns(project, module, path) if module and local in callees else None
-        if names and attr in names:
+        # `from pkg.helpers import capture` (also when `capture` calls a helper of a third
+        # module that does: `forwarded_graphs`)
+        if module and local in callees and returns_graph(project, module, attr, path, _graph_returns):
             out.append(f"{local}(")
         # `from pkg import helpers` / `import pkg.helpers as helpers`
         attrs = sorted(c.partition(".")[2] for c in callees if c.startswith(f"{local}."))
-        if attrs:
-            names = _graph_returns(project, full, path)
-            out.extend(f"{local}.{name}(" for name in attrs if names and name in names)
+        out.extend(f"{local}.{name}(" for name in attrs if returns_graph(project, full, name, path, _graph_returns))
     return tuple(dict.fromkeys(out))
 
 

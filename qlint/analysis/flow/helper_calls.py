@@ -387,6 +387,8 @@ def apply(sem, node, callee: FunctionFlow, offset, receiver, args, kwargs, env: 
     sem.results.note(result, None)
     if callee.allowed_returns:  # `allow_exported_model_train_eval(gm); return gm`: allowed here too
         env.patched |= {result}
+    if callee.copied_returns:  # `return copy.deepcopy(gm)`: a copy here too (for a helper of another module)
+        env.copied |= {result}
     # The graphs the helper's returns hand back, on the branches of the call's arguments
     # (an allowed one is no path to a raise); what it was given keeps the paths it had.
     here = frozenset(sem.walk.guards)

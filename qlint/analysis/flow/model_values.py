@@ -310,6 +310,8 @@ class FunctionFlow:
     # Every value it returns was allowed to switch modes (`allow_exported_model_train_eval`)
     # under no branch condition: its callers may switch what it returns.
     allowed_returns: bool = False
+    # Every value it returns is a copy (`return copy.deepcopy(gm)`): a copy's switches raise nothing.
+    copied_returns: bool = False
     # The same for positions of the tuple every return builds (`return gm, info` after allowing gm).
     allowed_items: frozenset[int] = frozenset()
     # Parameter index -> attribute -> the exported graph, unallowed, that every path leaves

@@ -14,6 +14,11 @@ twice or in a loop or `try`, catches and returns something else, or may end with
 returning. Together with the gradient switches (`mode_neutral`), these are the decorators
 under which a method is read as written; a function under another decorator of the project
 is not followed from its calls (`opaque`).
+
+One such other decorator is read for what it does to the arguments: a wrapper that is a
+pass-through but for statements it opens with, each putting one of its own positional
+parameters in eval mode (`def evaled(fn): def w(model, *a): model.eval(); return fn(model,
+*a)`), hands the function that parameter in eval mode at every call (`evaled_parameters`).
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from qlint.analysis.tree_walk import parents as tree_parents
 
 _WRAPS = frozenset({"functools.wraps"})
 _PASSES = "passes"
+_EVALS = "evals:"  # a verdict: a pass-through but for the evals of these positions
 # What a decorator may run before it returns its wrapper: imports, assignments, calls, branches.
 _SETUP = (ast.Expr, ast.Assign, ast.AnnAssign, ast.Import, ast.ImportFrom, ast.If)
 # Where a call of `fn` may run more than once (a retry).
@@ -85,6 +91,29 @@ def opaque(owner, node: ast.AST) -> bool:
     return False
 
 
+def evaled_parameters(owner, node: ast.AST) -> frozenset[int]:
+    """The positions of the parameters of `node` (a function of `owner`'s module) that every
+    call hands it in eval mode: its decorators are gradient switches, pass-throughs and at
+    least one of the project's whose wrapper opens with `<param>.eval()` (or `.train(False)`)
+    statements and is a pass-through otherwise. Empty when any decorator is something else."""
+    positions: set[int] = set()
+    resolver = None
+    for deco in getattr(node, "decorator_list", ()):
+        if mode_neutral(owner, [deco]):
+            continue
+        resolver = resolver or Resolver(owner.scope, owner.project, owner.optable)
+        found = _decorator_def(owner, deco, resolver) if not isinstance(deco, ast.Call) else None
+        if found is None:
+            return frozenset()
+        scope, func = found
+        verdict = kept_on_node(func, "_qlint_pass_through", lambda f, s=scope: _verdict(f, _resolver(owner, s)))
+        if verdict.startswith(_EVALS):
+            positions.update(int(p) for p in verdict[len(_EVALS) :].split(","))
+        elif verdict != _PASSES:
+            return frozenset()
+    return frozenset(positions)
+
+
 def _resolver(owner, scope) -> Resolver:
     return Resolver(scope, owner.project, owner.optable)
 
@@ -107,7 +136,8 @@ def _decorator_def(owner, deco: ast.expr, resolver: Resolver):
 
 
 def _verdict(deco: ast.AST, resolver: Resolver) -> str:
-    """`_PASSES` for a pass-through of arguments and result, else "no" (kept on the node)."""
+    """`_PASSES` for a pass-through of arguments and result, `_EVALS` and the positions for one
+    but for the evals its wrapper opens with, else "no" (kept on the node)."""
     if not isinstance(deco, ast.FunctionDef) or deco.decorator_list:
         return "no"
     args = deco.args
@@ -151,9 +181,16 @@ def _wrapper(wrapper: ast.FunctionDef, fn: str, resolver: Resolver, local: dict[
     params = tuple(a.arg for a in args.args)
     star = args.vararg.arg if args.vararg else None
     kw = args.kwarg.arg if args.kwarg else None
+    evaled = []  # the positions of the parameters the opening statements eval
+    for stmt in wrapper.body[:-1]:
+        position = _evaled_param(stmt, params)
+        if position is None:
+            break
+        evaled.append(position)
+    body = wrapper.body[len(evaled) :]
     calls: list[ast.Call] = []
     allowed: set[int] = set()  # the loads of `fn` and the parameters in the exact calls
-    for node in own_nodes(wrapper.body):
+    for node in own_nodes(body):
         if isinstance(node, ast.Call) and _exact(node, fn, params, star, kw):
             calls.append(node)
             allowed.update(id(n) for n in ast.walk(node) if isinstance(n, ast.Name))
@@ -162,12 +199,12 @@ def _wrapper(wrapper: ast.FunctionDef, fn: str, resolver: Resolver, local: dict[
     # The `fn` of `fn.method(...)`: a call through it, not a read of a name for a log line.
     called = {
         id(n.func.value)
-        for stmt in wrapper.body
+        for stmt in body
         for n in ast.walk(stmt)
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
     }
     parents = tree_parents(wrapper)
-    for node in (n for stmt in wrapper.body for n in ast.walk(stmt)):  # nested bodies too
+    for node in (n for stmt in body for n in ast.walk(stmt)):  # nested bodies too
         if (
             isinstance(node, ast.Attribute)
             and isinstance(node.value, ast.Name)
@@ -179,12 +216,30 @@ def _wrapper(wrapper: ast.FunctionDef, fn: str, resolver: Resolver, local: dict[
         elif isinstance(node, ast.Name) and node.id in params and _tested(node, parents):
             allowed.add(id(node))  # `if not cfg.QUANTIZATION.EAGER_MODE:`
     handed = {fn, *params, star, kw} - {None}
-    for node in (n for stmt in wrapper.body for n in ast.walk(stmt)):
+    for node in (n for stmt in body for n in ast.walk(stmt)):
         if isinstance(node, ast.Name) and node.id in handed and id(node) not in allowed:
             return "no"  # handed elsewhere, changed (`model.eval()`, `kwargs.pop`), or rebound
         if isinstance(node, (ast.Global, ast.Nonlocal)) and handed & set(node.names):
             return "no"
-    return _PASSES if _returns_result(wrapper, calls) else "no"
+    if not _returns_result(wrapper, calls):
+        return "no"
+    return _EVALS + ",".join(str(p) for p in sorted(set(evaled))) if evaled else _PASSES
+
+
+def _evaled_param(stmt: ast.stmt, params: tuple[str, ...]) -> int | None:
+    """The position of the parameter `stmt` puts in eval mode: `model.eval()` or
+    `model.train(False)`, a statement of its own."""
+    call = stmt.value if isinstance(stmt, ast.Expr) else None
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and not call.keywords):
+        return None
+    receiver = call.func.value
+    if not isinstance(receiver, ast.Name) or receiver.id not in params:
+        return None
+    off = call.func.attr == "train" and len(call.args) == 1
+    off = off and isinstance(call.args[0], ast.Constant) and call.args[0].value is False
+    if (call.func.attr == "eval" and not call.args) or off:
+        return params.index(receiver.id)
+    return None
 
 
 def _local_imports(deco: ast.FunctionDef) -> dict[str, str]:
@@ -346,4 +401,4 @@ def _rebinds_any(deco: ast.FunctionDef, names: set[str], wrappers) -> bool:
     return False
 
 
-__all__ = ["transparent"]
+__all__ = ["evaled_parameters", "opaque", "transparent"]

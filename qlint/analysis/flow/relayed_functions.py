@@ -24,7 +24,7 @@ import ast
 from qlint.analysis.flow.callback_relays import Relay
 from qlint.analysis.flow.dead_branches import contradicted_at_call
 from qlint.analysis.flow.instance_methods import method_summary
-from qlint.analysis.flow.model_values import UNKNOWN_MODE, CallSite, Env, Obj
+from qlint.analysis.flow.model_values import UNKNOWN_MODE, CallSite, Env, ModeFact, Obj
 
 _SELF = ("self", "cls")
 
@@ -70,6 +70,9 @@ def relay_named(sem, node: ast.Call, ref: ast.expr, given: list[tuple[Relay, Obj
     }
     passed = {i: UNKNOWN_MODE for i in range(len(callee.params))}
     passed.update({i: env.facts(obj) if obj is not None else UNKNOWN_MODE for i, (obj, _) in models.items()})
+    # A relay that evals the module first hands it over in eval mode, whatever this call passed.
+    evaled = {relay.position + offset for relay, _, _ in given if relay.evaled}
+    passed.update({i: frozenset({ModeFact("eval", node)}) for i in evaled if i in passed})
     written = {i: expr for i, (_, expr) in models.items() if expr is not None}
     if offset and callee.params:
         passed[0] = env.facts(receiver) if receiver is not None else UNKNOWN_MODE
@@ -81,7 +84,7 @@ def relay_named(sem, node: ast.Call, ref: ast.expr, given: list[tuple[Relay, Obj
         sem.flow.foreign_calls.append((callee.path, site))
     # What the function prepares of its parameter, the model handed in reaches.
     for index, sinks in callee.param_sinks.items():
-        obj = models.get(index, (None, None))[0]
+        obj = models.get(index, (None, None))[0] if index not in evaled else None
         for sink in sinks if obj is not None else ():
             if not contradicted_at_call(sink.guard, callee.node, written, sem.resolver, callee.resolver, True):
                 sem.reach(obj, sink)

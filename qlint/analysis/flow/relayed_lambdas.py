@@ -19,7 +19,7 @@ from qlint.analysis.flow.asserted_lambdas import asserted_lambda
 from qlint.analysis.flow.callback_relays import Relay, relays
 from qlint.analysis.flow.class_methods import method_of
 from qlint.analysis.flow.model_apis import argument_for
-from qlint.analysis.flow.model_values import Env, Obj
+from qlint.analysis.flow.model_values import Env, ModeFact, Obj
 from qlint.analysis.flow.relayed_functions import may_name_function, relay_named
 from qlint.analysis.names.scope import parameter_args
 
@@ -56,7 +56,7 @@ class RelayedLambdas:
             callback = _argument(node, relay.callback, params)
             model = _value(node, relay.model, params, args, kwargs)
             if isinstance(callback, ast.Lambda):
-                self._read(callback, relay, model, env)
+                self._read(callback, relay, model, env, node)
             elif any(callback is a for a in named):
                 given = (relay, model, _argument(node, relay.model, params))
                 handed.setdefault(id(callback), (callback, []))[1].append(given)
@@ -67,7 +67,8 @@ class RelayedLambdas:
         """Read `lam`, which a helper calls with `model` as its argument `position`."""
         self._read(lam, Relay(-1, -1, position), model, env)
 
-    def _read(self, lam: ast.Lambda, relay: Relay, model: Obj | None, env: Env) -> None:
+    def _read(self, lam: ast.Lambda, relay: Relay, model: Obj | None, env: Env, at: ast.AST | None = None) -> None:
+        """`at`: the call handing `lam` to the relay helper (which, for an evaled relay, sets the mode)."""
         inner = env.copy()
         for arg in parameter_args(lam):  # the lambda's parameters shadow the enclosing names
             prefix = arg.arg + "."
@@ -76,6 +77,8 @@ class RelayedLambdas:
         positional = [*lam.args.posonlyargs, *lam.args.args]
         if model is not None and relay.position < len(positional):
             inner.vars[positional[relay.position].arg] = model
+            if relay.evaled:  # the helper evals the module before calling back (this copy's mode only)
+                inner.modes[model] = frozenset({ModeFact("eval", at or lam)})
         self.depth += 1
         try:
             self.sem.walk.expr(lam.body, inner)

@@ -56,6 +56,43 @@ def _installed_package_path(directory: str) -> tuple[str, ...]:
     return ()
 
 
+def namespace_import(path: str, top: str) -> tuple[str, str] | None:
+    """For a module whose chain of `__init__.py` stops at a directory without one that lies, up
+    to `top` (the project's root), inside a regular package (`pkg/__init__.py`, then
+    `pkg/passes/insert.py` with no `pkg/passes/__init__.py`): the dotted name Python imports it
+    by (`pkg.passes.insert`: a directory without `__init__.py` inside a package is a namespace
+    package, PEP 420) and the directory without `__init__.py` its own chain stops at."""
+    top = os.path.abspath(top)
+    found = _through_namespaces(os.path.abspath(path), top)
+    return found if found is not None and found[1] else None
+
+
+def _through_namespaces(path: str, top: str) -> tuple[str, str] | None:
+    """(the dotted name, the first directory without `__init__.py` on the way, "" for none)."""
+    name = module_name_for(path)
+    if name is None:
+        return None
+    directory = os.path.dirname(path)
+    # Up from the file's directory to the one above its top-level package (or its own, for a
+    # module outside any): the directory the chain of `__init__.py` stops at.
+    for _ in range(name.count(".") + (1 if os.path.basename(path) in ("__init__.py", "__init__.pyi") else 0)):
+        directory = os.path.dirname(directory)
+    spaces = []  # the directories without `__init__.py`, innermost first
+    while directory.startswith(top + os.sep) and not _is_package_dir(directory):
+        base = os.path.basename(directory)
+        if not base.isidentifier():
+            return None
+        spaces.append(directory)
+        directory = os.path.dirname(directory)
+    if not spaces or not _is_package_dir(directory):
+        return name, ""
+    package = _through_namespaces(os.path.join(directory, "__init__.py"), top)
+    if package is None:
+        return None
+    dotted = ".".join([package[0], *(os.path.basename(d) for d in reversed(spaces)), name])
+    return dotted, spaces[0]
+
+
 def module_stem(path: str) -> str:
     """The last part of the file's dotted name: its file name, or its package's directory for
     an `__init__.py` (the word another module's import of it must spell)."""

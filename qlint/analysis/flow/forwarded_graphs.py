@@ -1,0 +1,93 @@
+"""Imported helpers that hand on what a helper of a third module returns (QL203's import trigger,
+`graph_returns.returning_calls`).
+
+`gm = capture_a(model, x); gm.eval()` with `capture_a` in module A calling `capture_b` of
+module B, which returns `torch.export.export(...).module()`: A's text names no graph source, so
+its `GraphReturns` fact is empty and the file was never read for QL203 (one imported helper
+worked, two in a row did not). The fact stays what one module's text says (it is kept per
+module content); the chain is followed here, when the trigger asks about a helper the file
+switches the result of: a module-level function of A whose text calls a function A imports from
+another module of the project (`capture_b(` of `from b import capture_b`, `b.capture_b(` of
+`import b`) that is itself such a helper, up to `DEPTH` modules further, each (module, function)
+once. The model flow then decides on the helpers' real returns and stores, as it does for one.
+
+What it reads: the text of each module on the way (its import statements, and the lines of the
+function, from its `def` at the start of a line to the next line starting a statement of the
+module), not its parse; each one is a dependency of the check, as a summary read is.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from qlint.analysis.names.modules import module_name_for
+from qlint.analysis.names.text_imports import text_imports
+
+DEPTH = 3  # modules past the first helper's (a chain of four imported helpers in a row)
+# Names imported from these are never helpers of the project.
+LIBRARY_ROOTS = frozenset({"torch", "torchao", "numpy", "copy", "typing", "collections", "unittest", "pytest"})
+_RELATIVE = re.compile(r"from[ \t]+\.")
+
+
+def returns_graph(
+    project, module: str, attr: str, requester: str, direct: Callable, depth: int = DEPTH, seen=frozenset()
+) -> bool:
+    """Function `attr` of `module` (imported by the module at `requester`) may return or store
+    an exported graph: its module's fact lists it (`direct(project, module, requester)`, the
+    `GraphReturns` names), or it calls an imported helper of another module that may."""
+    names = direct(project, module, requester)
+    if names is None:
+        return False
+    if attr in names:
+        return True
+    if depth <= 0:
+        return False
+    path = project.find_module_in_check(module, requester)
+    if path is None or (path, attr) in seen:
+        return False
+    text = project.text(path)
+    body = _function_text(text, attr) if text is not None else None
+    if body is None:
+        return False
+    seen = seen | {(path, attr)}
+    imports = text_imports(text, module_name_for(path) if _RELATIVE.search(text) else None, path)
+    try:
+        for other, name in _called_imports(body, imports):
+            if returns_graph(project, other, name, path, direct, depth - 1, seen):
+                return True
+        return False
+    finally:
+        # What the search read of the modules on the way rests on this check, not on a later
+        # check of the module at `path`.
+        project.hand_over_dependencies(path, requester)
+
+
+def _called_imports(body: str, imports: list[tuple[str, str]]):
+    """(module, function) of each imported function of the project the body calls."""
+    for local, full in imports:
+        if full.partition(".")[0] in LIBRARY_ROOTS or local not in body:
+            continue
+        # `from b import capture_b`: `capture_b(`
+        module, _, attr = full.rpartition(".")
+        if module and re.search(rf"(?<![\w.]){re.escape(local)}[ \t]*\(", body):
+            yield module, attr
+        # `import b` / `from pkg import b`: `b.capture_b(`
+        for m in re.finditer(rf"(?<![\w.]){re.escape(local)}\.([A-Za-z_]\w*)[ \t]*\(", body):
+            yield full, m.group(1)
+
+
+def _function_text(text: str, name: str) -> str | None:
+    """The lines of the module-level function `name`, from its `def` to the next line that
+    starts a statement of the module (a closing bracket of its signature aside)."""
+    m = re.search(rf"^(?:async[ \t]+)?def[ \t]+{re.escape(name)}[ \t]*\(", text, re.MULTILINE)
+    if m is None:
+        return None
+    end = text.find("\n", m.end())
+    if end == -1:
+        return text[m.start() :]
+    line = re.compile(r"^[^\s)#]", re.MULTILINE).search(text, end + 1)
+    return text[m.start() : line.start() if line is not None else len(text)]
+
+
+__all__ = ["DEPTH", "LIBRARY_ROOTS", "returns_graph"]
