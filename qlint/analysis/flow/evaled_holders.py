@@ -37,20 +37,20 @@ _SEQUENTIAL = frozenset({"torch.nn.Sequential", "torch.nn.modules.container.Sequ
 
 def candidate(mirrors: dict, wrapper: Obj, built: Built, node: ast.Call, held: list, path_of, env: Env) -> None:
     """Keep `wrapper`, built at `node`, in `mirrors` when it holds the whole modules `held`
-    (the paths `HeldParts` follows) and nothing else that may be a module; `path_of` is
-    `HeldParts.path`. Whether its class holds only them is asked at the first `.eval()`."""
+    (the paths `HeldParts` follows); `path_of` is `HeldParts.path`. Whether the other arguments
+    are no module and its class holds only what it is given is asked at an `.eval()` that
+    leaves all of them evaled (rare), not at every construction."""
     roots = [root for root, steps in held if not steps]
     if not roots or len(roots) != len(held):
         return
     exprs = [*node.args, *(kw.value for kw in node.keywords)]
     slots = [*((i, None) for i in range(len(node.args))), *((None, kw.arg) for kw in node.keywords)]
+    others = []
     for (position, keyword), arg in zip(slots, exprs, strict=True):
         path = path_of(arg, env)
-        if path is not None and not path[1] and path[0] in roots:
-            continue
-        if not built.hyperparameter(arg, position, keyword):
-            return  # another module it may hold
-    mirrors[wrapper] = (built, tuple(dict.fromkeys(roots)))
+        if path is None or path[1] or path[0] not in roots:
+            others.append((arg, position, keyword))
+    mirrors[wrapper] = (built, tuple(dict.fromkeys(roots)), tuple(others))
 
 
 def evaled(mirrors: dict, node: ast.Call, env: Env) -> None:
@@ -59,11 +59,11 @@ def evaled(mirrors: dict, node: ast.Call, env: Env) -> None:
     changed = True
     while changed:
         changed = False
-        for wrapper, (built, roots) in list(mirrors.items()):
+        for wrapper, (built, roots, others) in list(mirrors.items()):
             if _in_eval(env, wrapper) or not all(_in_eval(env, root) for root in roots):
                 continue
-            if not _holds_only_them(built):
-                del mirrors[wrapper]
+            if not all(built.hyperparameter(*other) for other in others) or not _holds_only_them(built):
+                del mirrors[wrapper]  # another module it may hold, or content of its own
                 continue
             env.modes[wrapper] = frozenset({ModeFact("eval", node)})
             changed = True
