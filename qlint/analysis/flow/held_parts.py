@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import ast
 
+from qlint.analysis.flow import evaled_holders
 from qlint.analysis.flow.class_facts import evals_parts
 from qlint.analysis.flow.evaled_parts import stored_build
 from qlint.analysis.flow.model_apis import key
@@ -57,7 +58,7 @@ Path = tuple[Obj, tuple[str, ...]]
 class HeldParts:
     """The wrappers one function's walk built around parts it can still name."""
 
-    __slots__ = ("closures", "holders", "names", "owner", "set")
+    __slots__ = ("closures", "holders", "mirrors", "names", "owner", "set")
 
     def __init__(self):
         self.owner = None  # the module's flow, given with the first wrapper (`part_build`)
@@ -67,6 +68,7 @@ class HeldParts:
         # the modes before, so an `.eval()` of those parts undoes them.
         self.set: dict[Obj, list[tuple[tuple[Path, ...], frozenset, frozenset]]] = {}
         self.closures: set[int] = set()  # the wrappers `hold` was given
+        self.mirrors: dict[Obj, tuple] = {}  # wrappers of whole modules only (`evaled_holders`)
 
     def path(self, expr: ast.expr, env: Env, items: bool = False) -> Path | None:
         """The root value and attribute names `expr` reaches (`m.encoder.eval()`: m, ("encoder",);
@@ -114,10 +116,10 @@ class HeldParts:
         if cls is None:
             # `nn.Sequential(n)` holds the very modules it is given, positionally.
             if built.resolver.qualname(node.func) in _SEQUENTIAL:
-                for arg in node.args:
-                    path = self.path(arg, env)
-                    if path is not None:
-                        self.holders[(id(wrapper), path)] = (wrapper, part_build(owner, path))
+                held = [p for p in (self.path(arg, env) for arg in node.args) if p is not None]
+                for path in held:
+                    self.holders[(id(wrapper), path)] = (wrapper, part_build(owner, path))
+                evaled_holders.candidate(self.mirrors, wrapper, built, node, held, self.path, env)
             return
         fields = owner.stored_fields(cls, held=True)
         if evals_parts(cls):
@@ -125,12 +127,15 @@ class HeldParts:
         keywords = tuple((kw.arg, kw.value) for kw in node.keywords if kw.arg)
         taken = ((spec, ()) for spec in fields.values())
         # `self.body = net.body`: the part of what was passed at that path (`held_part_fields`).
+        held = []
         for spec, steps in (*taken, *held_part_fields(cls.node).values()):
             arg = passed_for(spec, tuple(node.args), keywords)
             path = self.path(arg, env) if arg is not None else None
             if path is not None:
                 path = (path[0], (*path[1], *steps))
                 self.holders[(id(wrapper), path)] = (wrapper, part_build(owner, path))
+                held.append(path)
+        evaled_holders.candidate(self.mirrors, wrapper, built, node, held, self.path, env)
 
     def hold(self, owner, wrapper: Obj, paths: list[Path]) -> None:
         """`wrapper`, a class written in the function, holds the parts at `paths` of the
@@ -147,6 +152,7 @@ class HeldParts:
         if path is None:
             return
         root, steps = path
+        self.mirrors.pop(root, None)  # it may hold something else now
         if steps and any(f.parts for f in env.facts(root)):
             env.modes[root] = frozenset(taken_out(f, steps) for f in env.facts(root))
         for k in list(self.holders):
@@ -206,13 +212,16 @@ class HeldParts:
                 env.modes[wrapper] = facts
                 todo.append((wrapper, ()))
 
-    def restored(self, node: ast.Call, env: Env) -> None:
+    def restored(self, node: ast.Call, env: Env, walk=None) -> None:
         """An `.eval()` (or `.train(flag)`) at `node` of every part a `.train()` that `switched`
         followed reached in a wrapper, or of a module they are parts of: the wrapper (and the
         wrappers holding it) are back as they were, unless something set them since (an
-        `.eval()` of one part leaves a wrapper whose other part is in train mode as it is)."""
+        `.eval()` of one part leaves a wrapper whose other part is in train mode as it is).
+        Run unconditionally (`walk`), it evals a wrapper of nothing else (`evaled_holders`)."""
         if self.set:
             self.restored_at(node.func.value, env)
+        if self.mirrors and walk is not None and _unconditional(node, walk):
+            evaled_holders.evaled(self.mirrors, node, env)
 
     def restored_at(self, over: ast.expr, env: Env) -> None:
         """Every module of what `over` names was put in eval mode (`m.apply(lambda mod:

@@ -197,7 +197,7 @@ def method_call(sem, node: ast.Call, attr: str, receiver: Obj, env: Env):
         if mode == "train":
             sem.held_parts.switched(node, sem.walk, env)  # `w = Wrapper(m.encoder); m.train()`
         else:
-            sem.held_parts.restored(node, env)  # then `m.eval()`: as it was built
+            sem.held_parts.restored(node, env, sem.walk)  # then `m.eval()`: as it was built
         part_switch(sem, node, mode, env)  # `m.eval(); m.encoder.train()`: that part's mode
         refresh(sem, receiver, env)  # `net = holder.model; holder.eval()`: net is evaled too (`init_parts`)
         if mode == "train" and receiver in env.patched:  # after allow_exported_model_train_eval
