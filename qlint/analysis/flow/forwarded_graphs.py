@@ -23,11 +23,14 @@ from collections.abc import Callable
 
 from qlint.analysis.names.modules import module_name_for
 from qlint.analysis.names.text_imports import text_imports
+from qlint.lazy_patterns import lazy
 
 DEPTH = 3  # modules past the first helper's (a chain of four imported helpers in a row)
 # Names imported from these are never helpers of the project.
 LIBRARY_ROOTS = frozenset({"torch", "torchao", "numpy", "copy", "typing", "collections", "unittest", "pytest"})
-_RELATIVE = re.compile(r"from[ \t]+\.")
+_RELATIVE = lazy(r"from[ \t]+\.")
+# A line that starts a module-level statement (not a signature's closing bracket).
+_TOP_LEVEL = lazy(r"^[^\s)#]", re.MULTILINE)
 
 
 def returns_graph(
@@ -86,7 +89,7 @@ def _function_text(text: str, name: str) -> str | None:
     end = text.find("\n", m.end())
     if end == -1:
         return text[m.start() :]
-    line = re.compile(r"^[^\s)#]", re.MULTILINE).search(text, end + 1)
+    line = _TOP_LEVEL.search(text, end + 1)
     return text[m.start() : line.start() if line is not None else len(text)]
 
 
