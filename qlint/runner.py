@@ -316,7 +316,7 @@ def _wrapper_index(
     def meanwhile() -> None:  # workers to come: while a child makes the index, else before
         # The index child is forked first: it sets the pace of the run's start (ExecuTorch:
         # 0.8 s of CPU before a worker can start, against 0.4 s for the words' child), and
-        # listing and keying the 3,784 modules for the words' child (~0.02 s) came before it.
+        # listing and keying the 3,784 modules for the words' child (~0.015 s) came before it.
         cutting.append(_words_cut(roots, listed))
         _load_for_workers()  # what the workers inherit, loaded while the children work
 
@@ -574,9 +574,9 @@ def _gc_tuned(collect: bool = True) -> Iterator[None]:
 # by the triggers in well under a millisecond): what it freed is handed back to the system after
 # it. CPU, not wall time (`_check_cpu`): on a busy machine most checks outlast 20 ms of wall
 # time while the process waits for a core, and ExecuTorch's run trimmed after 2,440 of its
-# 3,841 files instead of ~120, each trim's freed pages faulted back in by the next check
-# (minor faults over both processes 154,000 -> 66,000 without trims; the trims cost ~0.3 s of
-# system CPU besides their own), for no lower peak than the heavy checks' trims give.
+# 3,841 files instead of ~120, each trim's freed pages faulted back in by the next check (at
+# a load of ~25: 185,000 -> 146,000 minor faults over the run). A heavy check, the one whose
+# freed memory would raise the run's peak, is still followed by a trim.
 _RELEASE_AFTER_SECONDS = 0.02
 _check_cpu = time.thread_time  # this thread's CPU: the parent's pool threads are not its checks
 _malloc_trim: Callable[[int], int] | None = None  # glibc's, found by `_init_worker`
