@@ -469,7 +469,7 @@ def test_a_worker_hands_freed_memory_back_after_a_heavy_file_only(tmp_path, monk
 
     def check(path, _settings):
         if path in slow:
-            runner.time.sleep(runner._RELEASE_AFTER_SECONDS)
+            _burn_cpu(runner._RELEASE_AFTER_SECONDS)
         return path
 
     assert runner._run_chunk(check, ["light.py", "heavy.py", "light2.py"]) == [
@@ -478,6 +478,50 @@ def test_a_worker_hands_freed_memory_back_after_a_heavy_file_only(tmp_path, monk
         ("light2.py", "light2.py"),
     ]
     assert released == [0]
+
+
+def _burn_cpu(seconds: float) -> None:
+    start = time.thread_time()
+    while time.thread_time() - start < seconds:
+        pass
+
+
+def test_a_check_that_only_waited_for_a_core_is_no_heavy_file(tmp_path, monkeypatch):
+    # On a busy machine a light check can take longer than a heavy one would on an idle
+    # machine: what it allocated, not how long it waited, decides whether to trim after it
+    # (ExecuTorch at a load of 20: 2,440 trims in a run instead of ~120).
+    released = []
+    monkeypatch.setattr(runner, "_malloc_trim", released.append)
+    monkeypatch.setattr(runner, "_worker_settings", settings(tmp_path))
+
+    def check(path, _settings):
+        time.sleep(2 * runner._RELEASE_AFTER_SECONDS)  # off the CPU, as when waiting for it
+        return path
+
+    assert runner._run_chunk(check, ["a.py", "b.py"]) == [("a.py", "a.py"), ("b.py", "b.py")]
+    assert released == []
+
+
+def test_the_parent_hands_freed_memory_back_after_its_own_heavy_files_only(tmp_path, monkeypatch):
+    # The parent checks chunks beside the workers (`_shared_chunks`): the same rule holds there.
+    released = []
+    monkeypatch.setattr(runner, "_release_freed_memory", lambda: released.append(True))
+
+    class Pool:  # no worker: the parent takes every chunk
+        def submit(self, *args):
+            raise AssertionError("nothing is given to a pool of no workers")
+
+    def check(path, _settings):
+        if path == "heavy.py":
+            _burn_cpu(runner._RELEASE_AFTER_SECONDS)
+        else:
+            time.sleep(2 * runner._RELEASE_AFTER_SECONDS)
+        return path
+
+    chunks = ([["waits.py", "heavy.py"], ["waits2.py"]], [])
+    out = list(runner._shared_chunks(Pool(), 0, check, chunks, settings(tmp_path), set()))
+    assert sorted(p for p, _ in out) == ["heavy.py", "waits.py", "waits2.py"]
+    assert released == [True]
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="glibc's malloc_trim")

@@ -199,7 +199,8 @@ def test_a_failing_index_unmaps_the_words_and_reaps_their_child(tmp_path, monkey
         started.append(pending)
         return pending
 
-    def enable(*args, **kwargs):
+    def enable(store, paths, listed, meanwhile, apart):
+        meanwhile()  # the words' child is forked while the index child works
         raise RuntimeError("the index failed")
 
     monkeypatch.setattr(shared_words, "start", start)
@@ -253,3 +254,65 @@ def test_the_suite_gets_ctrl_c_when_a_shell_started_it_in_the_background():
     ignoring += f"os.execv({pytest_argv[0]!r}, {pytest_argv!r})"
     run = subprocess.run([sys.executable, "-c", ignoring], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_the_index_child_is_forked_before_the_words_child(tmp_path, monkeypatch):
+    # The index child sets the pace of a parallel run's start (ExecuTorch: 0.8 s of CPU before
+    # a worker can start, the words' child 0.4 s): it goes first, and what the words' child
+    # needs (the modules listed and keyed) is done while it works, not before it is forked.
+    from qlint.analysis import forked_call
+
+    for i in range(runner.MIN_PARALLEL_FILES):
+        (tmp_path / f"m{i}.py").write_text("x = 1\n")
+    (tmp_path / "pyproject.toml").write_text("")
+    todo = sorted(str(p) for p in tmp_path.glob("m*.py"))
+    order: list[str] = []
+    real_call, real_start = forked_call.call, shared_words.start
+
+    def call(work, meanwhile=None):  # forks the index child, then runs `meanwhile`
+        order.append("index")
+        return real_call(work, meanwhile)
+
+    def start(*args):
+        order.append("words")
+        return real_start(*args)
+
+    monkeypatch.setattr(forked_call, "call", call)
+    monkeypatch.setattr(shared_words, "start", start)
+    with runner._wrapper_index(None, todo, Settings(select=("QL101", "QL102")), {}, parallel=True):
+        assert project_words._SHARED is not None  # the words were cut, and are shared
+    assert order == ["index", "words"]
+    assert project_words._SHARED is None and not wrapper_index._ENABLED
+
+
+def test_the_keys_taken_for_the_words_are_the_runs_and_the_workers_inherit_them(tmp_path):
+    # A run whose files hold still takes each module's key once (`ProjectIndex.run_keys`): the
+    # keys the words' child is given are those, taken in the parent before the workers fork,
+    # not taken again by every process at its first project scan.
+    from qlint.analysis.names.project import ProjectIndex
+
+    for i in range(runner.MIN_PARALLEL_FILES):
+        (tmp_path / f"m{i}.py").write_text("x = 1\n")
+    (tmp_path / "pyproject.toml").write_text("")
+    todo = sorted(str(p) for p in tmp_path.glob("m*.py"))
+    kept = str(tmp_path / "m0.py")
+    with ProjectIndex.contents_fixed():
+        ProjectIndex.run_keys[kept] = ("taken", "before")
+        with runner._wrapper_index(None, todo, Settings(select=("QL101", "QL102")), {}, parallel=True):
+            keys = dict(ProjectIndex.run_keys)
+    assert set(todo) <= set(keys)
+    assert keys[kept] == ("taken", "before")  # a key is taken once in a run
+    st = os.stat(todo[1])
+    assert keys[todo[1]] == (st.st_mtime_ns, st.st_size)
+    assert ProjectIndex.run_keys == {}  # outside the run, nothing is kept
+
+
+def test_a_run_whose_files_may_change_keeps_no_key_for_the_words(tmp_path):
+    from qlint.analysis.names.project import ProjectIndex
+
+    for i in range(runner.MIN_PARALLEL_FILES):
+        (tmp_path / f"m{i}.py").write_text("x = 1\n")
+    (tmp_path / "pyproject.toml").write_text("")
+    todo = sorted(str(p) for p in tmp_path.glob("m*.py"))
+    with runner._wrapper_index(None, todo, Settings(select=("QL101", "QL102")), {}, parallel=True):
+        assert ProjectIndex.run_keys == {}
