@@ -31,6 +31,8 @@ LIBRARY_ROOTS = frozenset({"torch", "torchao", "numpy", "copy", "typing", "colle
 _RELATIVE = lazy(r"from[ \t]+\.")
 # A line that starts a module-level statement (not a signature's closing bracket).
 _TOP_LEVEL = lazy(r"^[^\s)#]", re.MULTILINE)
+_DEFINITION = lazy(r"^(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(", re.MULTILINE)
+_IDENTIFIER = lazy(r"[A-Za-z_]\w*")
 
 
 def returns_graph(
@@ -73,17 +75,37 @@ def _called_imports(body: str, imports: list[tuple[str, str]]):
             continue
         # `from b import capture_b`: `capture_b(`
         module, _, attr = full.rpartition(".")
-        if module and re.search(rf"(?<![\w.]){re.escape(local)}[ \t]*\(", body):
+        if module and any(_opens_call(body, end) for end in _word_ends(body, local)):
             yield module, attr
         # `import b` / `from pkg import b`: `b.capture_b(`
-        for m in re.finditer(rf"(?<![\w.]){re.escape(local)}\.([A-Za-z_]\w*)[ \t]*\(", body):
-            yield full, m.group(1)
+        for end in _word_ends(body, local + "."):
+            m = _IDENTIFIER.match(body, end)
+            if m is not None and _opens_call(body, m.end()):
+                yield full, m.group()
+
+
+# Searched with `str.find`, not with a pattern built per name: such patterns miss `re`'s cache
+# across a tree's thousands of imported names, and compiling one costs more than the search.
+def _word_ends(text: str, word: str):
+    """Where each occurrence of `word` not preceded by a word character or a dot ends."""
+    start = 0
+    while (i := text.find(word, start)) != -1:
+        start = i + 1
+        if i == 0 or not (text[i - 1].isalnum() or text[i - 1] in "_."):
+            yield i + len(word)
+
+
+def _opens_call(text: str, i: int) -> bool:
+    """Whether `(` follows position `i`, after spaces and tabs."""
+    while i < len(text) and text[i] in " \t":
+        i += 1
+    return i < len(text) and text[i] == "("
 
 
 def _function_text(text: str, name: str) -> str | None:
     """The lines of the module-level function `name`, from its `def` to the next line that
     starts a statement of the module (a closing bracket of its signature aside)."""
-    m = re.search(rf"^(?:async[ \t]+)?def[ \t]+{re.escape(name)}[ \t]*\(", text, re.MULTILINE)
+    m = next((d for d in _DEFINITION.finditer(text) if d.group(1) == name), None) if name in text else None
     if m is None:
         return None
     end = text.find("\n", m.end())
