@@ -155,3 +155,33 @@ def test_a_module_walking_the_graph_it_is_handed_is_a_pass_not_a_helper(tmp_path
     (pkg / "match_utils.py").write_text(utils.format(op=OWN))
     assert _rows(pkg, "match_utils", "QL101") == [5]
     assert _rows(pkg, "rewrites", "QL102") == [8]
+
+
+# A module spelling the helper's name only right before a `(` (as nearly every module spells a
+# package helper's `__init__`: `def __init__(`, `super().__init__(`) cannot import it.
+CALLS_ONLY = """\
+class Step:
+    def match_utils(self, n):
+        return n
+
+
+def run(step, n):
+    return step.match_utils(n)
+"""
+
+
+def test_importers_are_not_parsed_from_modules_spelling_the_name_only_as_a_call(tmp_path, monkeypatch):
+    import qlint.rules.helper_links as helper_links
+
+    parsed: list[str] = []
+    real = helper_links.parsed_module
+
+    def counting(reader, path, text):
+        parsed.append(path.rsplit("/", 1)[-1])
+        return real(reader, path, text)
+
+    monkeypatch.setattr(helper_links, "parsed_module", counting)
+    pkg = _package(tmp_path, calls_only=CALLS_ONLY)
+    assert _rows(pkg, "match_utils", "QL101") == []
+    assert "calls_only.py" not in parsed
+    assert {"select_small.py", "select_large.py"} <= set(parsed)
