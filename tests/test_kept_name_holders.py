@@ -2,7 +2,9 @@
 asked of a module whose methods QL201 follows to their callers): a module an earlier run found
 to hold the name answers alone while it keeps its stat, without the project listed and every
 module stat'ed (issue 13: ~20 ms of each edited check of ExecuTorch's qualcomm
-test_qnn_delegate.py); once it changes, the project is searched again."""
+test_qnn_delegate.py); once it changes, or leaves the project's listing with its stat kept (a
+directory above it moved out and linked back: no listing walks a link), the project is searched
+again. So does a module kept as loading a name elsewhere (`named_elsewhere`)."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import pytest
 
 from qlint.analysis import project_files, scan_memo
 from qlint.analysis.flow import project_search
+from qlint.analysis.graphs import kept_answers
 from qlint.analysis.names import content_keys
 from qlint.analysis.names.project import ProjectIndex
 from qlint.summary_cache import SummaryStore
@@ -110,3 +113,102 @@ def test_a_holder_of_another_word_answers_nothing_for_this_one(tmp_path, store, 
     _new_process()
     assert not _named(root, "Runner")  # `user.py` holds `checked`, not this: every module asked
     assert len(listings) == 2
+
+
+def _linked_back(root, tmp_path, name: str = "sub") -> None:
+    """`pkg/<name>` moved out of the project and linked back in its place: its modules keep
+    their stats and paths, but the project's listing walks no symbolic link to a directory."""
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    os.rename(root / "pkg" / name, outside / name)
+    os.symlink(outside / name, root / "pkg" / name)
+    os.utime(root / "pkg", ns=(PAST + 10**9, PAST + 10**9))
+
+
+def _sub_holder(root, text: str):
+    sub = root / "pkg" / "sub"
+    sub.mkdir()
+    holder = old_file(sub / "user.py", text)
+    os.utime(sub, ns=(PAST, PAST))
+    return holder
+
+
+def test_a_holder_that_left_the_listing_answers_no_more(tmp_path, store, listings):
+    root = _repo(tmp_path, **UNRELATED)
+    holder = _sub_holder(root, "from pkg import checked\n")
+    assert _named(root)
+    stat = holder.stat()
+    _linked_back(root, tmp_path)
+    assert (holder.stat().st_mtime_ns, holder.stat().st_size) == (stat.st_mtime_ns, stat.st_size)
+    _new_process()
+    # The search lists the project: the holder is no module of it now, and no other names it.
+    assert not _named(root)
+    assert len(listings) == 2
+
+
+def test_a_holder_whose_directory_was_relisted_still_answers_alone(tmp_path, store, listings):
+    # Its directory gains a module (a new stamp, listed again): the holder is still listed,
+    # and still answers without the project listed and stat'ed.
+    root = _repo(tmp_path, **UNRELATED)
+    _sub_holder(root, "from pkg import checked\n")
+    assert _named(root)
+    old_file(root / "pkg" / "sub" / "late.py", "X = 1\n")
+    os.utime(root / "pkg" / "sub", ns=(PAST + 10**9, PAST + 10**9))
+    _new_process()
+    assert _named(root)
+    assert len(listings) == 1
+
+
+CALLER = "from pkg.checked import helper\n\nhelper(1)\n"
+
+
+def _named_elsewhere(root, kept) -> bool:
+    """`named_elsewhere` as a check of `checked.py` asks it, with what earlier runs kept."""
+    path = str(root / "pkg" / "checked.py")
+    ctx = SimpleNamespace(path=path, project=ProjectIndex(), cache={})
+    kept_answers.use(kept)
+    kept_answers.checking(path)
+    try:
+        found = project_search.named_elsewhere(ctx, "helper", path)
+        kept_answers.flush()
+        scan_memo.flush()
+    finally:
+        kept_answers.use(None)
+    return found
+
+
+@pytest.mark.parametrize("moved", [False, True])
+def test_a_kept_module_loading_the_name_answers_while_the_listing_names_it(tmp_path, store, listings, moved):
+    root = _repo(tmp_path, **UNRELATED)
+    _sub_holder(root, CALLER)
+    kept = ProjectIndex.store
+    assert _named_elsewhere(root, kept) is True
+    assert len(listings) == 1
+    if moved:
+        _linked_back(root, tmp_path)
+    _new_process()
+    project_search._NAMED.clear()
+    kept_answers.forget()
+    # Kept (`kept_answers`), the loading module answers alone while it is listed; moved out of
+    # the listing, the project is searched, and no listed module loads the name.
+    assert _named_elsewhere(root, kept) is (not moved)
+    assert len(listings) == 1 + moved
+
+
+def test_listed_module_agrees_with_the_listing(tmp_path):
+    # Every kind of path the listing leaves out (a skipped or hidden directory, a linked one,
+    # a file not `.py`, one outside the root) and those it names: `listed_module` says what
+    # `disk_files` lists, asking only the directories on the way.
+    root = tmp_path / "repo"
+    for rel in ("a/b/m.py", "a/n.py", "top.py", "build/x.py", ".hidden/y.py", "a/notes.txt", "real/z.py"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("X = 1\n")
+    os.symlink(root / "real", root / "a" / "linked")
+    (tmp_path / "outside.py").write_text("X = 1\n")
+    project_files._DIRS.clear()
+    listed = set(project_files.disk_files(str(root)))
+    asked = [str(p) for p in root.rglob("*") if p.is_file()] + [str(root / "a" / "linked" / "z.py")]
+    asked += [str(tmp_path / "outside.py"), str(root / "a" / "gone.py"), str(root) + "x/top.py"]
+    for path in asked:
+        assert project_search.listed_module(str(root), path) is (path in listed), path
+    assert str(root / "a" / "b" / "m.py") in listed and str(root / "real" / "z.py") in listed

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import os
+import stat
 
 from qlint.analysis import scan_memo
 from qlint.analysis.context import FileContext
@@ -20,8 +21,9 @@ from qlint.analysis.names.modules import import_root, module_name_for
 from qlint.analysis.names.package_map import project_root
 from qlint.analysis.names.references import REFERENCES, References
 from qlint.analysis.names.shadowed_names import INSTALL_DIRS
-from qlint.analysis.project_files import consult, listing_dependency, project_keys, unrecorded_keys
+from qlint.analysis.project_files import consult, disk_files, listing_dependency, project_keys, unrecorded_keys
 from qlint.analysis.recent_entries import RecentEntries
+from qlint.analysis.skipped_dirs import walked
 
 _MAX_BYTES = project_words.MAX_BYTES
 _MAX_CANDIDATES = 80  # modules naming the helper; past this the answer is "unknown"
@@ -82,9 +84,41 @@ def _kept_holder(ctx: FileContext, root: str, word: str) -> tuple[str, tuple] | 
         consult(ctx.project, root)
     own, project = os.path.abspath(ctx.path), ctx.project
     for path, mtime, size in scan_memo.saved_holders(root, _LACKS + word):
-        if path != own and path not in project.overlay and project.content_key(path, True) == (mtime, size):
+        if path != own and path not in project.overlay and _holds_still(project, root, path, (mtime, size)):
             return path, (mtime, size)
     return None
+
+
+def _holds_still(project, root: str, path: str, key: tuple) -> bool:
+    """Whether a module an earlier run found to decide an answer alone (`_kept_holder`'s
+    holder of a word, `_still_named`'s module loading a name) still decides it: it keeps the
+    content key it was found at, and the project's listing still names it (a search would
+    not find a module that left it, as one under a directory moved out and linked back in
+    its place: its stat is the same). An editor's buffer is one of the project's modules as
+    the search lists them (`python_files`)."""
+    if project.content_key(path, True) != key:
+        return False
+    return path in project.overlay or listed_module(os.path.abspath(root), path)
+
+
+def listed_module(root: str, path: str) -> bool:
+    """Whether `path` (absolute) is one of the `.py` files the recursive listing of `root`
+    (absolute) names now (`project_files.disk_files`), asking only the directories between
+    them: each one below `root` is walked into while it is a directory, no symbolic link, of
+    a name the listing walks (`listing_of`), and the last one's own files are its listing,
+    kept while its stamp holds. A few stats, not the project's listing."""
+    directory, name = os.path.split(path)
+    if not name.endswith(".py") or not (directory == root or directory.startswith(root + os.sep)):
+        return False
+    below = root
+    for part in directory[len(root) + 1 :].split(os.sep) if directory != root else ():
+        below += os.sep + part
+        try:
+            if not walked(part) or not stat.S_ISDIR(os.lstat(below).st_mode):
+                return False
+        except OSError:
+            return False
+    return path in disk_files(directory, recursive=False)
 
 
 def paths_naming(ctx: FileContext, name: str) -> list[str] | None:
@@ -159,7 +193,7 @@ def _still_named(ctx: FileContext, root: str, name: str, besides: str) -> bool:
         kept = _NAMED[root, name] = (True, trail)
         kept_answers.took(kept)
     ((path, key),) = kept[-1]
-    if key is None or project.content_key(path, True) != key:
+    if key is None or not _holds_still(project, root, path, key):
         del _NAMED[root, name]
         return False
     if path in (besides, os.path.abspath(ctx.path)):
