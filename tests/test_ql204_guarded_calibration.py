@@ -153,3 +153,55 @@ def test_two_guards_on_different_parameters_stay_quiet():
     quantize(m, x, q, extra=more)
     """
     assert rows(src) == []
+
+
+# The helpers asked about are read from the module's text first: a function whose rows do not
+# spell `convert_pt2e` is not walked (most functions with a falsy default convert nothing).
+OTHER = """
+def log(model, verbose=False):
+    for name, child in model.named_children():
+        print(name, child, verbose)
+"""
+
+
+def test_a_helper_whose_rows_spell_no_convert_is_not_walked(monkeypatch):
+    import ast
+
+    from qlint.analysis import guarded_calibration
+    from qlint.source import LineIndex
+
+    text = HEAD + OTHER + HELPER + "\nquantize(m, x, q)\n"
+    tree = ast.parse(text)
+    walked = []
+    real = ast.walk
+
+    def walk(node):
+        walked.append(node)
+        return real(node)
+
+    monkeypatch.setattr(ast, "walk", walk)
+    # Names resolved to nothing (no API call found): only which functions were walked is asked.
+    list(guarded_calibration.guarded_converts(tree, lambda f: lambda name: None, text, LineIndex(text).starts))
+    monkeypatch.undo()
+    log, quantize = (s for s in tree.body if isinstance(s, ast.FunctionDef))
+    assert log not in walked and quantize in walked
+    assert rows(OTHER + HELPER + "\nquantize(m, x, q)\n") == [CONVERT_ROW + OTHER.count("\n")]
+
+
+def test_a_name_spelled_in_other_characters_is_still_read():
+    # `convert_pt2e` spelled with a fullwidth c (U+FF43) is the name `convert_pt2e` once Python normalises it
+    # (NFKC): rows holding other than ASCII are walked, as every helper was.
+    spelled = HELPER.replace("return convert_pt2e(", "return \uff43onvert_pt2e(")
+    assert rows(spelled + "\nquantize(m, x, q)\n") == [CONVERT_ROW]
+
+
+def test_a_word_only_a_decorator_spells_is_found_on_its_rows():
+    import ast
+
+    from qlint.analysis.guarded_calibration import _spells
+    from qlint.source import LineIndex
+
+    text = "import functools\n\n\n@functools.wraps(convert_pt2e)\ndef helper(model, data=None):\n    return model\n"
+    func = ast.parse(text).body[1]
+    assert _spells(func, "convert_pt2e", text, LineIndex(text).starts)
+    assert not _spells(func, "prepare_pt2e", text, LineIndex(text).starts)

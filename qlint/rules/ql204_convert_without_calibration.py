@@ -132,7 +132,7 @@ def _guarded_diagnostics(rule: Rule, ctx: FileContext) -> Iterator[Diagnostic]:
     def qualnames(func: ast.AST):
         return Resolver(ctx.scope, ctx.project, ctx.optable, function_assigns(func)).qualname
 
-    for g in guarded_converts(ctx.tree, qualnames):
+    for g in guarded_converts(ctx.tree, qualnames, ctx.text, ctx.lines.starts):
         message = (
             f"`{g.model}` is converted without calibration after `prepare_pt2e` (line {g.prepare.lineno}):"
             f" it runs only when `{g.param}` is given, and the call at line {g.caller.lineno} leaves it empty"
