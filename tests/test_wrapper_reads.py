@@ -101,7 +101,7 @@ def test_a_large_project_is_read_by_two_processes_as_one_pass_reads_it(tmp_path,
     assert ("check", "verify") in apart.renames
 
 
-@pytest.mark.parametrize("reader", ["failed", "other files", "none"])
+@pytest.mark.parametrize("reader", ["failed", "other files", "none", "one core"])
 def test_what_the_other_child_could_not_read_is_read_by_the_index_child(tmp_path, monkeypatch, reader):
     files, listed = _project(tmp_path)
     monkeypatch.setattr(wrapper_reads, "_APART_FILES", 40)
@@ -111,8 +111,11 @@ def test_what_the_other_child_could_not_read_is_read_by_the_index_child(tmp_path
         monkeypatch.setattr(wrapper_reads.Reads, "fields", lambda self: os._exit(1))
     elif reader == "other files":  # the listing changed between the two processes' listings
         listed[str(tmp_path / "pkg")] = ((), tuple(files[1:]), ())
-    else:
+    elif reader == "none":
         monkeypatch.setattr(forked_call, "spawn", lambda *args: None)  # no fork
+    else:  # nothing to gain: no fork
+        monkeypatch.setattr(wrapper_reads, "_cores", lambda: 1)
+        monkeypatch.setattr(forked_call, "spawn", lambda *args: pytest.fail("forked on one core"))
     part = wrapper_reads.FirstPart()
     try:
         part.start(str(tmp_path), listed)

@@ -52,6 +52,12 @@ def read(files: list[str], part: FirstPart | None = None) -> Reads:
     return (first or Reads().read(files[:cut])).then(rest)
 
 
+def _cores() -> int:
+    """The cores this process may run on."""
+    getaffinity = getattr(os, "sched_getaffinity", None)
+    return len(getaffinity(0)) if getaffinity is not None else os.cpu_count() or 1
+
+
 def _cut(files: list[str]) -> int:
     """How many of the files (the first ones) `FirstPart` reads: none of a small project."""
     return int(len(files) * _CHILD_SHARE) if len(files) >= _APART_FILES else 0
@@ -76,7 +82,7 @@ class FirstPart:
 
         try:
             files = disk_files(root, True, listed)
-            cut = _cut(files)
+            cut = _cut(files) if _cores() > 1 else 0  # one core: the hand-over would only cost
             if cut:
                 first = files[:cut]
                 self._pid = forked_call.spawn(
