@@ -56,6 +56,10 @@ DRIVER = textwrap.dedent(
     shared_words._cut = announced("words", shared_words._cut)
     wrapper_index.build = announced("index", wrapper_index.build)
     runner._init_worker = announced("worker", runner._init_worker)
+    if os.environ.get("APART_FILES"):  # the index's modules read by two processes (`wrapper_reads`)
+        from qlint.analysis.graphs import wrapper_reads
+        wrapper_reads._APART_FILES = int(os.environ["APART_FILES"])
+        wrapper_reads.Reads.read = announced("reads", wrapper_reads.Reads.read)
 
     from qlint.cli import run
     sys.argv = ["qlint", *argv]
@@ -80,12 +84,20 @@ def project(tmp_path: Path) -> Path:
 
 
 def _interrupted(
-    where: Path, reached: tuple[str, ...], waits: str = "-", interrupts: str = "-", group: bool = True
+    where: Path,
+    reached: tuple[str, ...],
+    waits: str = "-",
+    interrupts: str = "-",
+    group: bool = True,
+    apart: bool = False,
 ) -> tuple[subprocess.CompletedProcess, float, list[str]]:
     """Run the driver; once every step of `reached` is marked, Ctrl-C it (the group, like a
     terminal, or the parent alone, like `kill -INT`). Returns the run, how long it took to end
-    after the Ctrl-C, and the processes of its group left after it."""
+    after the Ctrl-C, and the processes of its group left after it. `apart`: the index's
+    modules are read by two processes, as on a large project."""
     env = dict(os.environ, TMPDIR=str(where / "tmp"))
+    if apart:
+        env["APART_FILES"] = "2"
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
     argv = [sys.executable, str(where / "driver.py"), str(where / "marks"), waits, interrupts]
     proc = subprocess.Popen(
@@ -143,6 +155,15 @@ def test_ctrl_c_while_waiting_for_the_words_child(project, group):
     # The index is made: the parent waits for the words alone. It used to wait them out (two
     # minutes here) when the Ctrl-C reached the parent only, and leave the child unreaped.
     _quiet_130(_interrupted(project, ("words", "index"), waits="words", group=group), project)
+
+
+@pytest.mark.parametrize("group", [True, False], ids=["group", "parent-alone"])
+def test_ctrl_c_while_the_index_child_and_its_own_child_read_the_modules(project, group):
+    # On a large project the index's child forks one to read half the modules (`wrapper_reads`).
+    # The run kills the index's child: its own child, busy, went on (two minutes here).
+    run = _interrupted(project, ("words", "reads"), waits="reads", group=group, apart=True)
+    assert len([m for m in os.listdir(project / "marks") if m.startswith("reads.")]) == 2
+    _quiet_130(run, project)
 
 
 def test_ctrl_c_while_the_index_child_works(project):

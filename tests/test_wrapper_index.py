@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from qlint.analysis import forked_call
-from qlint.analysis.graphs import wrapper_index
+from qlint.analysis.graphs import wrapper_index, wrapper_reads
 from qlint.analysis.graphs.wrapper_candidates import ModuleText, candidates
 from qlint.analysis.names.project import ProjectIndex
 from qlint.engine import check_source
@@ -57,7 +57,7 @@ def test_a_wrapper_calling_another_one_and_its_new_names():
     functions, _ = _names(GRAPH_UTILS, helper, renames=[("insert_op", "ins"), ("relu", "relu_op")])
     assert {"insert_op", "ins", "relu", "relu_op"} <= functions
     assert "other" not in functions
-    assert init  # the re-export itself is read from every file's text (`wrapper_index._renames`)
+    assert init  # the re-export itself is read from every file's text (`wrapper_reads._renames`)
 
 
 def test_a_subclass_of_a_class_with_a_wrapper_method_is_a_candidate():
@@ -95,14 +95,14 @@ def test_a_chain_module_is_read_for_a_class_only_with_a_call_of_its_method(tmp_p
     listing = "from pkg.builders import GraphBuilder\n\nPASSES = [GraphBuilder]\n\n\ndef run(op):\n    return op\n"
     write_package(tmp_path, "pkg", builders=builders, link=link, listing=listing)
     read = []
-    more = wrapper_index._Chains.more
+    more = wrapper_reads._Chains.more
 
     def reading(self, *args):
         found = more(self, *args)
         read.extend(os.path.basename(m.path) for m in found)
         return found
 
-    monkeypatch.setattr(wrapper_index._Chains, "more", reading)
+    monkeypatch.setattr(wrapper_reads._Chains, "more", reading)
     index = wrapper_index.build(str(tmp_path))
     assert {"insert", "add_op"} <= index.functions and "GraphBuilder" in index.classes
     assert read == ["link.py"]
@@ -135,7 +135,7 @@ def test_a_def_row_in_a_string_does_not_end_the_function_it_lies_in():
 
 def test_renames_are_read_from_imports_not_prose():
     data = b"from .a import (\n    insert_op as ins,  # why\n)\nimport x.y.z as w\r\n# we run as the caller\n"
-    assert wrapper_index._renames(data) == [("insert_op", "ins"), ("z", "w")]
+    assert wrapper_reads._renames(data) == [("insert_op", "ins"), ("z", "w")]
 
 
 # ------------------------------------------------------------------ the index in a run

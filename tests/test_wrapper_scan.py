@@ -1,4 +1,4 @@
-"""The text readers the wrapper index is made with (`wrapper_candidates`, `wrapper_index`),
+"""The text readers the wrapper index is made with (`wrapper_candidates`, `wrapper_reads`),
 each against what it stands for: the patterns they replaced for speed must find the very same
 headers, literals, renames and import words, on each form a wrapper can be written in, and
 miss none of them."""
@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from qlint.analysis.graphs import wrapper_index
+from qlint.analysis.graphs import wrapper_reads
 from qlint.analysis.graphs.wrapper_candidates import ModuleText, _headers, _masked, _top_level, candidates
 
 # What `_headers` stands for: a row led by `def`/`class`, maybe indented or after `async`.
@@ -130,8 +130,8 @@ def test_a_base_counts_only_as_a_whole_name():
 
 def test_renames_read_from_the_name_before_as():
     data = b"from .a import (\n    insert_op as ins,\n    b.c as d)\nimport x as y;\nwith f() as g:\n"
-    assert wrapper_index._renames(data) == [("insert_op", "ins"), ("c", "d"), ("x", "y")]
-    assert wrapper_index._renames(b"x = (a, as_b)\nfrom m import f,as x\n") == []
+    assert wrapper_reads._renames(data) == [("insert_op", "ins"), ("c", "d"), ("x", "y")]
+    assert wrapper_reads._renames(b"x = (a, as_b)\nfrom m import f,as x\n") == []
 
 
 @pytest.mark.parametrize(
@@ -154,7 +154,7 @@ def test_renames_read_from_the_name_before_as():
     ],
 )
 def test_import_words_with_brackets_and_continuations(data, words):
-    assert wrapper_index._import_words(data) == words
+    assert wrapper_reads._import_words(data) == words
 
 
 @pytest.mark.parametrize(

@@ -66,6 +66,30 @@ def call(work: Callable[[], _T], meanwhile: Callable[[], object] | None = None) 
     return marshal.loads(data)
 
 
+def spawn(work: Callable[[], object], read_end: int, write_end: int) -> int | None:
+    """A child writing `work()` into the pipe (`marshal`ed, as `call`'s child does) while this
+    process goes on, for another process to read: its pid (the caller's to `kill_and_reap`
+    once done with it: a child left unreaped stays a zombie), or None where no child can be
+    forked. The caller closes its own `write_end` afterwards, so that the reader meets the
+    pipe's end once the child is done."""
+    if sys.platform != "linux" or not hasattr(os, "fork"):
+        return None
+    held = held_interrupts.hold()
+    try:
+        pid = os.fork()
+    except OSError:
+        held_interrupts.release(held)
+        return None
+    if pid == 0:  # pragma: no cover - the child
+        _child(work, read_end, write_end, held)
+    try:
+        held_interrupts.release(held)  # a Ctrl-C held meanwhile is raised here
+    except BaseException:
+        kill_and_reap(pid)
+        raise
+    return pid
+
+
 def kill_and_reap(pid: int) -> None:
     """Kill the child and reap it: nothing of the run outlives it, not even a zombie."""
     with contextlib.suppress(OSError):

@@ -88,6 +88,18 @@ class ModuleText:
         self.bases = {i: self._between_brackets(h[4]) or "" for i, h in enumerate(headers) if h[1] == "class"}
         self.inserting = self._insertions() if sites is None else sites(self.masked)
 
+    def state(self) -> tuple:
+        """What `__init__` read, as plain data (`marshal`: `wrapper_reads` hands it from the
+        child that read the module); `revived` makes the same module text of it."""
+        return self.path, self.masked, self.spans, self.bases, self.inserting
+
+    @classmethod
+    def revived(cls, state: tuple) -> ModuleText:
+        module = cls.__new__(cls)
+        module.path, module.masked, module.spans, module.bases, module.inserting = state
+        module._params, module._imported, module._by_name = {}, None, None
+        return module
+
     def _insertions(self) -> list[tuple[int, frozenset[str] | None]]:
         """(offset, the target passed) of every insertion of the module."""
         text = self.masked

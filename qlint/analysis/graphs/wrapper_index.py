@@ -29,30 +29,21 @@ with the set's digest), which the results cache checks without the analysis.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import os
-import re
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from qlint.analysis import wrapper_record
-from qlint.analysis.graphs.insertions import calls_inserting, wrapper_search, writes_insertion
+from qlint.analysis.graphs.insertions import wrapper_search, writes_insertion
 from qlint.analysis.graphs.packet_imports import answered, may_hold_packet
 from qlint.analysis.names.content_keys import content_key
 from qlint.analysis.names.import_paths import install_dir
-from qlint.analysis.names.modules import import_root, module_stem
+from qlint.analysis.names.modules import import_root
 from qlint.analysis.names.package_map import project_root
-from qlint.analysis.names.project_words import words_of
 from qlint.analysis.project_files import Listing, disk_files, links_out
 from qlint.analysis.skipped_dirs import SKIP_DIRS
-from qlint.lazy_patterns import lazy
-from qlint.source import DecodeError, decode_source
 from qlint.value_classes import value_class
-
-if TYPE_CHECKING:
-    from qlint.analysis.graphs.wrapper_candidates import ModuleText
 
 _MAX_FILES = 60_000
 _SKIPPED = tuple(d for d in SKIP_DIRS if d.isidentifier())  # the ones a dotted name can pass through
@@ -160,16 +151,31 @@ def _in_turn(*works: Callable[[], object] | None) -> Callable[[], object] | None
 def _built_apart(root: str, meanwhile: Callable[[], object] | None = None) -> WrapperIndex | None:
     """`build`, in a forked child (`forked_call`): reading the project's modules left the
     parent's heap fragmented (ExecuTorch: 28 arenas for 7 MiB in use), and the workers forked
-    next made its free blocks cost memory in every process for the whole run (peak PSS)."""
+    next made its free blocks cost memory in every process for the whole run (peak PSS). On a
+    large project a second child, forked right after it, reads the first modules for it
+    (`wrapper_reads.FirstPart`): it set the pace of the run's start, with a core idle."""
     from qlint.analysis import forked_call
+    from qlint.analysis.graphs.wrapper_reads import FirstPart
+
+    part = FirstPart()
+    here = os.getpid()
 
     def work() -> tuple | None:
-        index = build(root, _STORE, _LISTED)
+        # Worked out here instead (the child failed): read alone, not from another child.
+        index = build(root, _STORE, _LISTED, part if os.getpid() != here else None)
         if index is None:
             return None
         return (index.functions, index.classes, index.digest, index.sink_functions, index.sink_classes)
 
-    fields = forked_call.call(work, meanwhile)
+    def beside() -> None:
+        part.start(root, _LISTED)
+        if meanwhile is not None:
+            meanwhile()
+
+    try:
+        fields = forked_call.call(work, beside)
+    finally:
+        part.stop()
     return None if fields is None else WrapperIndex(root, *fields)
 
 
@@ -345,15 +351,15 @@ def _outside_listing(full: str) -> bool:
     return any(d in full for d in _SKIPPED) and any(part in SKIP_DIRS for part in full.split("."))
 
 
-def build(root: str, store=None, listed: dict[str, Listing] | None = None) -> WrapperIndex | None:
+def build(root: str, store=None, listed: dict[str, Listing] | None = None, part=None) -> WrapperIndex | None:
     """Read the project under `root` once (listed, or from the directories in `listed`): the
     functions and classes of its inserting modules that may be wrappers, and every name
     re-exports bind them to. None where a symbolic link leads out of the root (the helper
-    search may resolve modules there, which the listing does not walk)."""
-    # Imported here: only building the index reads module texts; a one-file check that finds
-    # it on disk does not compile their readers' 17 patterns (~2 ms).
-    from qlint.analysis.graphs import sink_index
-    from qlint.analysis.graphs.wrapper_candidates import ModuleText, candidates
+    search may resolve modules there, which the listing does not walk). `part`: the first
+    modules, read by another child (`wrapper_reads.FirstPart`, in the index's child)."""
+    # Imported here: only building the index reads module texts (see `Reads.read`).
+    from qlint.analysis.graphs import wrapper_reads
+    from qlint.analysis.graphs.wrapper_candidates import candidates
 
     links: list[str] = []
     dirs: list[str] = []
@@ -361,236 +367,18 @@ def build(root: str, store=None, listed: dict[str, Listing] | None = None) -> Wr
     files = disk_files(root, True, listed, links, dirs)
     if len(files) > _MAX_FILES or links_out(root, links):
         return None
-    stats: dict[str, tuple[int, int] | None] = {}
-    sinks: list[ModuleText] = []
-    renames: list[tuple[str, str]] = []
-    chains = _Chains()
-    # QL101's: the modules naming one of its default sinks, and the others (chain links).
-    ql101: list[ModuleText] = []
-    ql101_chains = _Chains()
-    for path in files:
-        try:
-            st = os.stat(path)
-            with open(path, "rb") as fh:
-                data = fh.read()
-        except OSError:
-            stats[path] = None
-            continue
-        stats[path] = wrapper_record.trusted_stat(st)
-        if b" as" in data:
-            renames.extend(_renames(data))
-        words = _import_words(data)
-        if sink_index.holds_sink(data):
-            with contextlib.suppress(DecodeError):  # not parsed by the search either
-                ql101.append(sink_index.sink_module_text(decode_source(data), path))
-        else:
-            ql101_chains.add(path, data, words)
-        if _holds_any(data, wrapper_record.SINK_NEEDLES):
-            try:
-                text = decode_source(data)
-            except DecodeError:
-                continue
-            if calls_inserting(text):
-                sinks.append(ModuleText(text, path))
-                continue
-        chains.add(path, data, words)
+    reads = wrapper_reads.read(files, part)
     # Here only, where the index is built: a check that reads a kept index imports none of the
     # helper search wrapper_chains brings in (a one-file check pays for every module it imports).
     from qlint.analysis.graphs.wrapper_chains import CHAIN_LINKS
 
-    functions, classes = candidates(sinks, renames, chains.more, links=CHAIN_LINKS)
-    sink_functions, sink_classes = candidates(ql101, renames, ql101_chains.more, instances=False, links=CHAIN_LINKS)
-    snapshot = wrapper_record.take_snapshot(dirs, stats, links, started)
-    record = wrapper_record.Record(root, functions, classes, stats, sink_functions, sink_classes, snapshot)
+    renames = reads.renames
+    functions, classes = candidates(reads.sinks, renames, reads.chains.more, links=CHAIN_LINKS)
+    sink_functions, sink_classes = candidates(
+        reads.ql101, renames, reads.ql101_chains.more, instances=False, links=CHAIN_LINKS
+    )
+    snapshot = wrapper_record.take_snapshot(dirs, reads.stats, links, started)
+    record = wrapper_record.Record(root, functions, classes, reads.stats, sink_functions, sink_classes, snapshot)
     if store is not None:
         store.save(record)
     return _index(record)
-
-
-def _holds_any(data: bytes, needles: tuple[bytes, ...]) -> bool:
-    for needle in needles:  # noqa: SIM110 - asked of every module: no generator made each time
-        if needle in data:
-            return True
-    return False
-
-
-class _Chains:
-    """The modules that insert nothing, for `candidates` to read those on a wrapper chain:
-    a module whose functions hand a parameter on to a wrapper function of another module
-    imports it, or the module defining it (`gu.insert_op`), so its import statements name
-    one or the other (a package's `__init__.py` by the package's name). Only the words of
-    every module's import statements are kept, scanned for the few words each round asks
-    (a handful of rounds per run: an inverted index of every module's words cost more to
-    make than all the scans); a module they match, whose text holds one of the names found
-    so far, is read again."""
-
-    def __init__(self):
-        self.paths: list[str] = []
-        self.rows: list[frozenset[bytes]] = []  # per module, its import words
-        self._asked: set[str] = set()  # the stems and names whose modules were looked up
-        # Matched, but held no name found so far: their bytes and words, tested again for
-        # new names (ExecuTorch: ~850 modules, a few MiB while the index is made).
-        self._matched: dict[int, tuple[bytes, frozenset[bytes]]] = {}
-        self._read: set[int] = set()
-        self.count = 0  # modules read again (`more`), for the benchmarks
-
-    def add(self, path: str, data: bytes, words: frozenset[bytes] | None = None) -> None:
-        """`words`: `_import_words(data)`, when the caller has them already."""
-        self.paths.append(path)
-        self.rows.append(_import_words(data) if words is None else words)
-
-    def more(
-        self, new: set[str], known: set[str], defining: list[str], methods: dict[str, set[str]] | None = None
-    ) -> list[ModuleText]:
-        """The modules not read yet that may call one of the `new` names (by name, or as
-        `m.name` of one of the modules `defining` them), among those that hold one of the
-        `known` names. `methods`: for the names that are classes only, their candidate
-        methods; such a class counts in a module that also spells a call of one of them on
-        an instance (`.insert`): a module that only lists passes does not build a link."""
-        wanted = (new | {module_stem(p) for p in defining}) - self._asked
-        self._asked |= wanted
-        asked = {w.encode() for w in wanted}
-        fresh = {i for i, words in enumerate(self.rows) if not asked.isdisjoint(words)} if asked else set()
-        fresh -= self._read | self._matched.keys()
-        # A module matched before held none of the names known then: only the new ones can
-        # be in it now.
-        spelled_known, spelled_new = _spelled(known), _spelled(new)
-        tests = [(i, spelled_known) for i in sorted(fresh)] + [(i, spelled_new) for i in sorted(self._matched)]
-        from qlint.analysis.graphs.wrapper_candidates import ModuleText  # see `build`
-
-        out = []
-        for i, names in tests:
-            path = self.paths[i]
-            try:
-                matched = self._matched.get(i)
-                if matched is None:
-                    with open(path, "rb") as fh:
-                        data = fh.read()
-                    matched = (data, words_of(data))
-                text = decode_source(matched[0]) if _names_any(matched, names, methods or {}) else None
-            except (OSError, DecodeError):
-                continue
-            if text is None:
-                self._matched[i] = matched  # a name found later may be in it
-                continue
-            self._matched.pop(i, None)
-            self._read.add(i)
-            self.count += 1
-            out.append(ModuleText(text, path))
-        return out
-
-
-def _spelled(names: set[str]) -> dict[bytes, str]:
-    """The names by their bytes, encoded once per round rather than once per module."""
-    return {name.encode(): name for name in names}
-
-
-def _names_any(matched: tuple[bytes, frozenset[bytes]], names: dict[bytes, str], methods: dict[str, set[str]]) -> bool:
-    """Whether the text (its bytes and its words: the maximal runs of ASCII identifier
-    characters, so a name is one of them exactly where `references.spells` finds it) holds
-    one of the names as a whole identifier; a class of `methods` only with an attribute
-    named like one of its methods. The words are split once per module, not searched
-    for each name of each round."""
-    data, words = matched
-    for spelled in words.intersection(names):
-        name = names[spelled]
-        if name not in methods or any(m.encode() in words and _attribute(data, m) for m in methods[name]):
-            return True
-    return False
-
-
-def _attribute(data: bytes, name: str) -> bool:
-    """Whether the text spells `.name` (blanks, continuations or comments may follow the dot)."""
-    return name.encode() in data and _ATTRIBUTE_SPELLING(name).search(data) is not None
-
-
-@functools.lru_cache(maxsize=1024)
-def _ATTRIBUTE_SPELLING(name: str) -> re.Pattern[bytes]:
-    # A comment runs to its row's end (possessive), as in packet_text._LINKS: else a row of
-    # `#`s after a dot backtracks exponentially.
-    return re.compile(rb"\.(?:\s|\\|#[^\n]*+)*+" + re.escape(name.encode()) + rb"(?!\w)")
-
-
-def _import_words(data: bytes) -> frozenset[bytes]:
-    """The words of every row holding `import` (a superset of the import statements: prose
-    too), with the rows a bracket or line continuations carry the statement over."""
-    rows = []
-    end = len(data)
-    # Most modules continue no row with a backslash (`\\` before a row's end or, as a bracket
-    # ends a statement here, before `)`): their rows are not looked back and forth from. One
-    # search led by the backslash (a byte most modules hold rarely or never), not three scans of
-    # every module for the pairs (ExecuTorch: 0.09 s of the index's CPU, 0.01 s as one search).
-    continued = _CONTINUATION.search(data) is not None
-    at = data.find(b"import")
-    while at != -1:
-        start = data.rfind(b"\n", 0, at) + 1
-        while continued and start > 1 and _continued(data, start - 1):  # `from pkg \` on the row before
-            start = data.rfind(b"\n", 0, start - 1) + 1
-        stop = data.find(b"\n", at)
-        stop = end if stop == -1 else stop
-        opened = data.find(b"(", at, stop)
-        if opened != -1:
-            stop = max(stop, _closing(data, opened + 1))
-        while continued and stop < end and _continued(data, stop):
-            nxt = data.find(b"\n", stop + 1)
-            stop = end if nxt == -1 else nxt
-        rows.append(data[start:stop])
-        at = data.find(b"import", stop)
-    # One split of all the rows (a row ends a word: the line break joining them does too),
-    # as `words_of` splits (a translation and a split: no pattern).
-    return words_of(b"\n".join(rows))
-
-
-def _closing(data: bytes, at: int) -> int:
-    """Where the first `)` from `at` on stands outside a comment (the end where none does):
-    an import's bracket closes there, as `text_imports` reads it. A `)` in a comment on the
-    bracket's row (`from m import (  # see f()`) closes nothing: the names on the rows after
-    it are the statement's (read as the row alone, a module importing a wrapper so was never
-    read for the index, and a batch run missed what a check of the one file found)."""
-    while True:
-        close = data.find(b")", at)
-        if close == -1:
-            return len(data)
-        if data.find(b"#", max(data.rfind(b"\n", 0, close) + 1, at), close) == -1:
-            return close
-        at = data.find(b"\n", close)  # the rest of that row is the comment's
-        if at == -1:
-            return len(data)
-
-
-_CONTINUATION = lazy(rb"\\[\n\r)]")  # what `_continued` may find, anywhere in a module
-
-
-def _continued(data: bytes, newline: int) -> bool:
-    """Whether the row ending at the `\n` at `newline` ends with a line continuation."""
-    before = data[max(0, newline - 2) : newline]
-    return before.endswith(b"\\") or before == b"\\\r"
-
-
-# `as` and the name it binds (led by the literal: searched fast); the name before it is read
-# backwards from the match.
-# An import's new name ends its item (`,`, `)`, `;`, a comment or the row): prose (`... as the
-# result`) does not.
-_AS = lazy(rb"as[ \t\\\n]+([^\s,();#\\]+)[ \t]*(?=[,);#\r\n\\]|\Z)")
-_NAME_FROM_END = lazy(rb"[^\s,();#\\.]+")
-
-
-def _renames(data: bytes) -> list[tuple[str, str]]:
-    """(X, Y) for every `X as Y` in the text (in an import or not: a superset), X being the
-    last dotted part before `as`."""
-    out = []
-    for m in _AS.finditer(data):
-        start = m.start()
-        if start == 0 or data[start - 1] not in b" \t\\\n":
-            continue
-        before = data[max(0, start - 200) : start].rstrip(b" \t\\\n")
-        # The name ending `before`, read from its end (a search anchored at the end is
-        # tried from each of its 200 offsets).
-        source = _NAME_FROM_END.match(before[::-1])
-        if source is None:
-            continue
-        try:
-            out.append((source.group()[::-1].decode("utf-8"), m.group(1).decode("utf-8")))
-        except UnicodeDecodeError:
-            continue
-    return out

@@ -1,0 +1,403 @@
+"""What `wrapper_index` reads of each module of a project to make its index, in one pass over
+the files: the stats its record keeps, the `X as Y` renames, the modules that insert or name
+one of QL101's default sinks (read as `ModuleText`s), and the import words of the others
+(`_Chains`, for `candidates` to follow wrapper chains through).
+
+On a large project the pass is cut in two (`read`): a child forked beside the index's child
+(`FirstPart`) reads the first half of the files while the index's child reads the others,
+and hands it what it found as plain data (`forked_call.spawn`). The index's child set the
+pace of a parallel run's start (ExecuTorch: ~0.8 s of CPU, half of it this pass) while the
+parent's own work and the words' child (`shared_words`, ~0.45 s) left the other core idle
+~0.3 s before a worker could start. The two parts are joined in the files' order: the same
+lists, in the same order, as one pass makes, and the same index.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import marshal
+import os
+import re
+from typing import TYPE_CHECKING
+
+from qlint.analysis import wrapper_record
+from qlint.analysis.graphs.insertions import calls_inserting
+from qlint.analysis.names.modules import module_stem
+from qlint.analysis.names.project_words import words_of
+from qlint.lazy_patterns import lazy
+from qlint.source import DecodeError, decode_source
+
+if TYPE_CHECKING:
+    from qlint.analysis.graphs.wrapper_candidates import ModuleText
+
+# Below this many files one process reads them all: a fork and the hand-over of half the
+# reads (ExecuTorch's 3,784 modules: ~10 ms of the reader's CPU to write it, ~14 ms of the
+# index child's to take it) would cost more than the core they free (ao's 628 modules: the
+# index's child, ~0.15 s of CPU, is as long as the parent's work and the words' child).
+_APART_FILES = 1_000
+# The share of the files (the first ones) the other child reads.
+_CHILD_SHARE = 0.5
+
+
+def read(files: list[str], part: FirstPart | None = None) -> Reads:
+    """What the pass finds in `files` (in the index's child: the first ones as `part` read
+    them, where it did)."""
+    if part is None:
+        return Reads().read(files)
+    part.close_writer()  # the copy this process inherited: the pipe ends where the reader's does
+    cut = _cut(files)
+    rest = Reads().read(files[cut:])
+    first = part.taken(files[:cut]) if cut else Reads()
+    return (first or Reads().read(files[:cut])).then(rest)
+
+
+def _cores() -> int:
+    """The cores this process may run on."""
+    getaffinity = getattr(os, "sched_getaffinity", None)
+    return len(getaffinity(0)) if getaffinity is not None else os.cpu_count() or 1
+
+
+def _cut(files: list[str]) -> int:
+    """How many of the files (the first ones) `FirstPart` reads: none of a small project."""
+    return int(len(files) * _CHILD_SHARE) if len(files) >= _APART_FILES else 0
+
+
+class FirstPart:
+    """The first files of a large project, read by a child forked beside the index's child
+    (`wrapper_index._built_apart`), which takes what it read from a pipe (`taken`). Forked by
+    the run's process, which reaps it (`stop`), not by the index's child: the run kills that
+    one at once on Ctrl-C, and its own child, orphaned, was left a zombie where no init reaps
+    (a container's first process)."""
+
+    def __init__(self):
+        self._read_end, self._write_end = os.pipe()
+        self._pid: int | None = None
+
+    def start(self, root: str, listed: dict | None) -> None:
+        """In the run's process, once the index's child is forked: fork the reader if the
+        project under `root` is large (`listed`: the run's listing, as the index's child reads it)."""
+        from qlint.analysis import forked_call
+        from qlint.analysis.project_files import disk_files
+
+        try:
+            files = disk_files(root, True, listed)
+            cut = _cut(files) if _cores() > 1 else 0  # one core: the hand-over would only cost
+            if cut:
+                first = files[:cut]
+                self._pid = forked_call.spawn(
+                    lambda: (first, Reads().read(first).fields()), self._read_end, self._write_end
+                )
+        finally:
+            self.close_writer()  # before any other child is forked: it would hold the pipe open
+
+    def close_writer(self) -> None:
+        with contextlib.suppress(OSError):
+            os.close(self._write_end)
+
+    def taken(self, first: list[str]) -> Reads | None:
+        """In the index's child: what the reader found in `first`, or None (none was forked,
+        it failed, or it read other files: the listing changed between the two)."""
+        try:
+            with os.fdopen(self._read_end, "rb", closefd=False) as pipe:
+                data = pipe.read()
+            paths, fields = marshal.loads(data)
+        except (OSError, EOFError, ValueError, TypeError):
+            return None
+        return Reads.revived(fields) if paths == first else None
+
+    def stop(self) -> None:
+        """In the run's process: the reader killed (if still there) and reaped, the pipe closed."""
+        from qlint.analysis import forked_call
+
+        if self._pid is not None:
+            forked_call.kill_and_reap(self._pid)
+            self._pid = None
+        self.close_writer()
+        with contextlib.suppress(OSError):
+            os.close(self._read_end)
+
+
+class Reads:
+    """What the pass found, each list in the order of the files read."""
+
+    def __init__(self):
+        self.stats: dict[str, tuple[int, int] | None] = {}
+        self.sinks: list[ModuleText] = []  # the modules that insert
+        self.renames: list[tuple[str, str]] = []
+        self.chains = _Chains()  # the others
+        # QL101's: the modules naming one of its default sinks, and the others (chain links).
+        self.ql101: list[ModuleText] = []
+        self.ql101_chains = _Chains()
+
+    def read(self, paths: list[str]) -> Reads:
+        """Read `paths`, in order."""
+        # Imported here: only building the index reads module texts; a one-file check that
+        # finds it on disk does not compile their readers' 17 patterns (~2 ms).
+        from qlint.analysis.graphs import sink_index
+        from qlint.analysis.graphs.wrapper_candidates import ModuleText
+
+        stats, renames, chains, ql101_chains = self.stats, self.renames, self.chains, self.ql101_chains
+        for path in paths:
+            try:
+                st = os.stat(path)
+                with open(path, "rb") as fh:
+                    data = fh.read()
+            except OSError:
+                stats[path] = None
+                continue
+            stats[path] = wrapper_record.trusted_stat(st)
+            if b" as" in data:
+                renames.extend(_renames(data))
+            words = _import_words(data)
+            if sink_index.holds_sink(data):
+                with contextlib.suppress(DecodeError):  # not parsed by the search either
+                    self.ql101.append(sink_index.sink_module_text(decode_source(data), path))
+            else:
+                ql101_chains.add(path, data, words)
+            if _holds_any(data, wrapper_record.SINK_NEEDLES):
+                try:
+                    text = decode_source(data)
+                except DecodeError:
+                    continue
+                if calls_inserting(text):
+                    self.sinks.append(ModuleText(text, path))
+                    continue
+            chains.add(path, data, words)
+        return self
+
+    def fields(self) -> tuple:
+        """What was found, as plain data (`marshal`: handed from the child that read it).
+        The import words of a module, in both chains' rows (one set), go once, as one string
+        (`marshal` wrote each word of a set: ~15 of its ~23 ms on half of ExecuTorch)."""
+        sinks, ql101 = [m.state() for m in self.sinks], [m.state() for m in self.ql101]
+        spelled: dict[int, int] = {}  # id of a row -> its index in `words`
+        words: list[bytes] = []
+        rows = []
+        for chains in (self.chains, self.ql101_chains):
+            at = []
+            for row in chains.rows:
+                i = spelled.get(id(row))
+                if i is None:
+                    i = spelled[id(row)] = len(words)
+                    words.append(b" ".join(row))  # words hold no blank
+                at.append(i)
+            rows.append(at)
+        chains = (self.chains.paths, rows[0]), (self.ql101_chains.paths, rows[1])
+        return self.stats, sinks, self.renames, ql101, words, chains
+
+    @classmethod
+    def revived(cls, fields: tuple) -> Reads:
+        from qlint.analysis.graphs.wrapper_candidates import ModuleText
+
+        reads = cls()
+        reads.stats, sinks, reads.renames, ql101, words, chains = fields
+        reads.sinks, reads.ql101 = [ModuleText.revived(s) for s in sinks], [ModuleText.revived(s) for s in ql101]
+        rows = [frozenset(spelled.split()) for spelled in words]
+        for into, (paths, at) in zip((reads.chains, reads.ql101_chains), chains, strict=True):
+            into.paths, into.rows = paths, [rows[i] for i in at]
+        return reads
+
+    def then(self, other: Reads) -> Reads:
+        """These reads followed by `other`'s (of the files after these)."""
+        self.stats.update(other.stats)
+        self.sinks += other.sinks
+        self.renames += other.renames
+        self.chains.extend(other.chains)
+        self.ql101 += other.ql101
+        self.ql101_chains.extend(other.ql101_chains)
+        return self
+
+
+def _holds_any(data: bytes, needles: tuple[bytes, ...]) -> bool:
+    for needle in needles:  # noqa: SIM110 - asked of every module: no generator made each time
+        if needle in data:
+            return True
+    return False
+
+
+class _Chains:
+    """The modules that insert nothing, for `candidates` to read those on a wrapper chain:
+    a module whose functions hand a parameter on to a wrapper function of another module
+    imports it, or the module defining it (`gu.insert_op`), so its import statements name
+    one or the other (a package's `__init__.py` by the package's name). Only the words of
+    every module's import statements are kept, scanned for the few words each round asks
+    (a handful of rounds per run: an inverted index of every module's words cost more to
+    make than all the scans); a module they match, whose text holds one of the names found
+    so far, is read again."""
+
+    def __init__(self):
+        self.paths: list[str] = []
+        self.rows: list[frozenset[bytes]] = []  # per module, its import words
+        self._asked: set[str] = set()  # the stems and names whose modules were looked up
+        # Matched, but held no name found so far: their bytes and words, tested again for
+        # new names (ExecuTorch: ~850 modules, a few MiB while the index is made).
+        self._matched: dict[int, tuple[bytes, frozenset[bytes]]] = {}
+        self._read: set[int] = set()
+        self.count = 0  # modules read again (`more`), for the benchmarks
+
+    def add(self, path: str, data: bytes, words: frozenset[bytes] | None = None) -> None:
+        """`words`: `_import_words(data)`, when the caller has them already."""
+        self.paths.append(path)
+        self.rows.append(_import_words(data) if words is None else words)
+
+    def extend(self, other: _Chains) -> None:
+        """`other`'s modules after these (neither asked `more` yet)."""
+        self.paths += other.paths
+        self.rows += other.rows
+
+    def more(
+        self, new: set[str], known: set[str], defining: list[str], methods: dict[str, set[str]] | None = None
+    ) -> list[ModuleText]:
+        """The modules not read yet that may call one of the `new` names (by name, or as
+        `m.name` of one of the modules `defining` them), among those that hold one of the
+        `known` names. `methods`: for the names that are classes only, their candidate
+        methods; such a class counts in a module that also spells a call of one of them on
+        an instance (`.insert`): a module that only lists passes does not build a link."""
+        wanted = (new | {module_stem(p) for p in defining}) - self._asked
+        self._asked |= wanted
+        asked = {w.encode() for w in wanted}
+        fresh = {i for i, words in enumerate(self.rows) if not asked.isdisjoint(words)} if asked else set()
+        fresh -= self._read | self._matched.keys()
+        # A module matched before held none of the names known then: only the new ones can
+        # be in it now.
+        spelled_known, spelled_new = _spelled(known), _spelled(new)
+        tests = [(i, spelled_known) for i in sorted(fresh)] + [(i, spelled_new) for i in sorted(self._matched)]
+        from qlint.analysis.graphs.wrapper_candidates import ModuleText  # see `Reads.read`
+
+        out = []
+        for i, names in tests:
+            path = self.paths[i]
+            try:
+                matched = self._matched.get(i)
+                if matched is None:
+                    with open(path, "rb") as fh:
+                        data = fh.read()
+                    matched = (data, words_of(data))
+                text = decode_source(matched[0]) if _names_any(matched, names, methods or {}) else None
+            except (OSError, DecodeError):
+                continue
+            if text is None:
+                self._matched[i] = matched  # a name found later may be in it
+                continue
+            self._matched.pop(i, None)
+            self._read.add(i)
+            self.count += 1
+            out.append(ModuleText(text, path))
+        return out
+
+
+def _spelled(names: set[str]) -> dict[bytes, str]:
+    """The names by their bytes, encoded once per round rather than once per module."""
+    return {name.encode(): name for name in names}
+
+
+def _names_any(matched: tuple[bytes, frozenset[bytes]], names: dict[bytes, str], methods: dict[str, set[str]]) -> bool:
+    """Whether the text (its bytes and its words: the maximal runs of ASCII identifier
+    characters, so a name is one of them exactly where `references.spells` finds it) holds
+    one of the names as a whole identifier; a class of `methods` only with an attribute
+    named like one of its methods. The words are split once per module, not searched
+    for each name of each round."""
+    data, words = matched
+    for spelled in words.intersection(names):
+        name = names[spelled]
+        if name not in methods or any(m.encode() in words and _attribute(data, m) for m in methods[name]):
+            return True
+    return False
+
+
+def _attribute(data: bytes, name: str) -> bool:
+    """Whether the text spells `.name` (blanks, continuations or comments may follow the dot)."""
+    return name.encode() in data and _ATTRIBUTE_SPELLING(name).search(data) is not None
+
+
+@functools.lru_cache(maxsize=1024)
+def _ATTRIBUTE_SPELLING(name: str) -> re.Pattern[bytes]:
+    # A comment runs to its row's end (possessive), as in packet_text._LINKS: else a row of
+    # `#`s after a dot backtracks exponentially.
+    return re.compile(rb"\.(?:\s|\\|#[^\n]*+)*+" + re.escape(name.encode()) + rb"(?!\w)")
+
+
+def _import_words(data: bytes) -> frozenset[bytes]:
+    """The words of every row holding `import` (a superset of the import statements: prose
+    too), with the rows a bracket or line continuations carry the statement over."""
+    rows = []
+    end = len(data)
+    # Most modules continue no row with a backslash (`\\` before a row's end or, as a bracket
+    # ends a statement here, before `)`): their rows are not looked back and forth from. One
+    # search led by the backslash (a byte most modules hold rarely or never), not three scans of
+    # every module for the pairs (ExecuTorch: 0.09 s of the index's CPU, 0.01 s as one search).
+    continued = _CONTINUATION.search(data) is not None
+    at = data.find(b"import")
+    while at != -1:
+        start = data.rfind(b"\n", 0, at) + 1
+        while continued and start > 1 and _continued(data, start - 1):  # `from pkg \` on the row before
+            start = data.rfind(b"\n", 0, start - 1) + 1
+        stop = data.find(b"\n", at)
+        stop = end if stop == -1 else stop
+        opened = data.find(b"(", at, stop)
+        if opened != -1:
+            stop = max(stop, _closing(data, opened + 1))
+        while continued and stop < end and _continued(data, stop):
+            nxt = data.find(b"\n", stop + 1)
+            stop = end if nxt == -1 else nxt
+        rows.append(data[start:stop])
+        at = data.find(b"import", stop)
+    # One split of all the rows (a row ends a word: the line break joining them does too),
+    # as `words_of` splits (a translation and a split: no pattern).
+    return words_of(b"\n".join(rows))
+
+
+def _closing(data: bytes, at: int) -> int:
+    """Where the first `)` from `at` on stands outside a comment (the end where none does):
+    an import's bracket closes there, as `text_imports` reads it. A `)` in a comment on the
+    bracket's row (`from m import (  # see f()`) closes nothing: the names on the rows after
+    it are the statement's (read as the row alone, a module importing a wrapper so was never
+    read for the index, and a batch run missed what a check of the one file found)."""
+    while True:
+        close = data.find(b")", at)
+        if close == -1:
+            return len(data)
+        if data.find(b"#", max(data.rfind(b"\n", 0, close) + 1, at), close) == -1:
+            return close
+        at = data.find(b"\n", close)  # the rest of that row is the comment's
+        if at == -1:
+            return len(data)
+
+
+_CONTINUATION = lazy(rb"\\[\n\r)]")  # what `_continued` may find, anywhere in a module
+
+
+def _continued(data: bytes, newline: int) -> bool:
+    """Whether the row ending at the `\n` at `newline` ends with a line continuation."""
+    before = data[max(0, newline - 2) : newline]
+    return before.endswith(b"\\") or before == b"\\\r"
+
+
+# `as` and the name it binds (led by the literal: searched fast); the name before it is read
+# backwards from the match.
+# An import's new name ends its item (`,`, `)`, `;`, a comment or the row): prose (`... as the
+# result`) does not.
+_AS = lazy(rb"as[ \t\\\n]+([^\s,();#\\]+)[ \t]*(?=[,);#\r\n\\]|\Z)")
+_NAME_FROM_END = lazy(rb"[^\s,();#\\.]+")
+
+
+def _renames(data: bytes) -> list[tuple[str, str]]:
+    """(X, Y) for every `X as Y` in the text (in an import or not: a superset), X being the
+    last dotted part before `as`."""
+    out = []
+    for m in _AS.finditer(data):
+        start = m.start()
+        if start == 0 or data[start - 1] not in b" \t\\\n":
+            continue
+        before = data[max(0, start - 200) : start].rstrip(b" \t\\\n")
+        # The name ending `before`, read from its end (a search anchored at the end is
+        # tried from each of its 200 offsets).
+        source = _NAME_FROM_END.match(before[::-1])
+        if source is None:
+            continue
+        try:
+            out.append((source.group()[::-1].decode("utf-8"), m.group(1).decode("utf-8")))
+        except UnicodeDecodeError:
+            continue
+    return out
