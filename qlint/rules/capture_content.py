@@ -13,13 +13,13 @@ import ast
 
 from qlint.analysis import tree_walk
 from qlint.analysis.flow.call_sites import calls_read_here
+from qlint.analysis.flow.class_contents import Content
 from qlint.analysis.flow.class_filters import covered
 from qlint.analysis.flow.converted_children import CONVERTED, EVALED, replacement_kind
 from qlint.analysis.flow.evaled_wrappers import evaled_candidates
 from qlint.analysis.flow.indexed_items import replaced_item, stored_reads
 from qlint.analysis.flow.loop_aliases import iterates_only, literal_rows, loop_aliases
 from qlint.analysis.flow.model_apis import last_name
-from qlint.analysis.flow.model_classes import Content
 from qlint.analysis.flow.model_flow import ATTRIBUTE, PARAM, STORED, Capture, FunctionFlow, caller_facts, capture_holder
 from qlint.analysis.flow.product_items import product_sources
 from qlint.analysis.flow.unread_uses import unread_use

@@ -12,7 +12,7 @@ ExecuTorch's Qualcomm index_put test writes
             module = self.get_qdq_module(IndexPut(skip_mutable_buffer=combo[0], mode=i), combo[1])
 
 `combo[0]` is one of `False, True` and `i` an index: neither can be a module the class
-stores, so what the model holds is read from its class alone (`model_classes.Built`), as for
+stores, so what the model holds is read from its class alone (`built_models.Built`), as for
 a constant written in place. Without this the construction's content was unknown and the
 helper had a caller it could not classify.
 

@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import ast
 
+from qlint.analysis.flow.built_models import Built
 from qlint.analysis.flow.class_facts import mirrored_param
 from qlint.analysis.flow.evaled_parts import switches_no_part
-from qlint.analysis.flow.model_classes import Built, in_check
+from qlint.analysis.flow.model_classes import in_check
 from qlint.analysis.flow.model_values import PARAM
 from qlint.analysis.names.scope import own_init, parameter_args
 from qlint.analysis.node_memo import kept_on_node
@@ -46,7 +47,7 @@ def keeps_given_modes(built: Built, unread: bool) -> bool:
         return True  # (`self.train(model.training)`: the mode of what it is given, again)
     if kept_on_node(cls.node, _SWITCHES, _init_switches):
         return False
-    own = in_check(built.index).content_without_installed(built.call, cls, built.resolver, built.name)
+    own = in_check(built.index).contents.content_without_installed(built.call, cls, built.resolver, built.name)
     return not own.dependent
 
 
@@ -88,7 +89,7 @@ def wrapped_param(cap, callee) -> int | None:
                 return None  # another module it wraps
         elif not built.hyperparameter(arg, position, keyword):
             return None
-    own = in_check(built.index).content_without_installed(call, built.cls, built.resolver, built.name)
+    own = in_check(built.index).contents.content_without_installed(call, built.cls, built.resolver, built.name)
     return index if own.complete and not own.dependent else None
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import weakref
 
+from qlint.analysis.flow.built_models import Built
 from qlint.analysis.flow.changed_tables import changed_in
 from qlint.analysis.flow.class_facts import evals_parts, mirrored_param, sets_eval
 from qlint.analysis.flow.closure_parts import closure_objects, runs_closure
@@ -26,7 +27,6 @@ from qlint.analysis.flow.held_slots import modes_of, slots_of
 from qlint.analysis.flow.init_parts import built_in_init
 from qlint.analysis.flow.installed_modes import starts_in_eval
 from qlint.analysis.flow.model_apis import is_class_call, key
-from qlint.analysis.flow.model_classes import Built
 from qlint.analysis.flow.model_factories import callables, factory_calls, lambda_body, parametrize_values
 from qlint.analysis.flow.model_values import (
     CALL,
