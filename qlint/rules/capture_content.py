@@ -132,7 +132,7 @@ def mode_free(cap: Capture, flow: str, flows: list[FunctionFlow], ctx) -> bool:
         if not switched_here and flow == "ptq":
             # A helper's container around what its call passed, or an `nn.Sequential` built
             # around evaled modules: a module passed in eval mode stays so while nothing
-            # switched the container since (`held_slots`, `model_builds._fixed_parts`). For
+            # switched the container since (`held_slots`, `constructed_values._fixed_parts`). For
             # a QAT capture such a module is what is wrong: it is read with the rest.
             content = built.content_as_returned(handed.get(id(built), facts), content)
         if content.dependent or not content.complete:

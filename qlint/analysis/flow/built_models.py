@@ -30,7 +30,7 @@ class Built:
     # A wrapper of modules built before (`nn.Sequential(conv, bn)`): what they are, None when
     # one of them was not built where we could see it.
     parts: tuple[Built, ...] | None = ()
-    # The ids of the call's arguments `parts` came from (`model_builds.construct`): another
+    # The ids of the call's arguments `parts` came from (`constructed_values.construct`): another
     # argument naming something (`nn.Sequential(BN, nn.Linear(3, 3))` with a module-level `BN`,
     # or a helper's parameter `m`) is none of them and is read as any argument is. None: not
     # known which (built elsewhere), every name is taken as one of `parts`.
@@ -46,7 +46,7 @@ class Built:
     # while the capture sees only those, no switch reached a slot's module since.
     returned: frozenset | None = None
     # The positions in `parts` of modules an `nn.Sequential` was handed in eval mode that its
-    # building function never switches back by name (`model_builds._fixed_parts`): while the
+    # building function never switches back by name (`constructed_values._fixed_parts`): while the
     # capture sees the container only as it was built (`returned`), their mode cannot matter.
     fixed_parts: frozenset[int] = frozenset()
     # The ids of the arguments those parts were passed by: one built inline (`Net().eval()`) is
@@ -88,7 +88,7 @@ class Built:
         """`content` (else the construction's own), or, where it may hold what depends on the
         mode, what a capture seeing it in `facts` holds: a helper's container around what its
         call passed (`held_slots`) or an `nn.Sequential` built around evaled modules
-        (`model_builds._fixed_parts`), seen only in the modes it was handed back in
+        (`constructed_values._fixed_parts`), seen only in the modes it was handed back in
         (`returned`), holds those modules in eval mode, so they are left out."""
         content = self.content() if content is None else content
         if not (content.dependent or not content.complete) or not (self.slots or self.fixed_parts):

@@ -3,7 +3,7 @@
 `W(model)` with `class W(nn.Module)` storing `self.model = model` beside caches and buffers,
 its forward reading no `self.training`: a construction switches none of the modules it is
 given, so the wrapper is in the mode of what it holds. A local evaled module given to it
-(`W(net.eval())`) made it so already (`model_builds.construct`); a parameter of the function
+(`W(net.eval())`) made it so already (`constructed_values.construct`); a parameter of the function
 building it (`def export_it(model): return export(W(model, n))`) counted as a module "built
 in train mode" at that line, whatever the function's callers passed. Now the construction
 takes the parameter's mode, which the callers bind (`helper_calls.apply`): an evaled model is
