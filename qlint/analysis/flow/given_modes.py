@@ -16,7 +16,7 @@ with a Dropout of its own starts that Dropout in train mode, so the construction
 train mode, its content naming the Dropout (`keeps_given_modes`). What the wrapper's own
 parts cannot be read (a class of an uninstalled package, e.g. transformers' `StaticCache`)
 counts as nothing found, as it did for a local evaled module before; classes of installed
-packages are not read for this either (`ClassIndex.content_without_installed`: memory).
+packages are not read for this either (`class_contents.ClassContents.content_without_installed`: memory).
 """
 
 from __future__ import annotations

@@ -98,7 +98,7 @@ def builds_hold_no_model(
         elif resolver.qualname(call.func) in HANDS_BACK:
             return False  # `copy.deepcopy(BN)`: the module it was given, or one wrapping it
         else:
-            continue  # no class or function of the project: the call is read as one (`_read_calls`)
+            continue  # no class or function of the project: the call is read as one (`ClassContents._read_calls`)
         if not _read_without_model(node, skip, callee, unknown):
             return False
     return True
