@@ -11,6 +11,7 @@ the torch.nn classes it names; whether the names it stores may hold a model is
 from __future__ import annotations
 
 import ast
+import weakref
 
 from qlint.analysis.flow.called_locals import binding
 from qlint.analysis.flow.class_method_calls import calls_own_class, own_class_calls
@@ -47,7 +48,9 @@ class ClassContents:
     __slots__ = ("_contents", "_no_installed", "index")
 
     def __init__(self, index):
-        self.index = index
+        # The index owns this reading: a weak reference back, so the index is freed when its
+        # check drops it, not by the cyclic collector (paused while files are checked).
+        self.index = weakref.proxy(index)
         self._contents: dict[int, tuple[tuple[str, ...], bool]] = {}
         # While True, classes of installed packages are not read (`content_without_installed`).
         self._no_installed = False
