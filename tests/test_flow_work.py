@@ -14,7 +14,7 @@ import pytest
 
 from qlint.analysis.names.project import ProjectIndex
 from qlint.engine import check_source
-from qlint.rules import capture_content
+from qlint.rules import model_changes
 from tests.conftest import settings_for, write_package
 from tests.test_model_sources import HEAD, check
 
@@ -39,15 +39,15 @@ def _tests(n: int) -> str:
 
 @pytest.fixture
 def walks(monkeypatch):
-    """id(node) -> how many times `capture_content` walked that body."""
+    """id(node) -> how many times `model_changes` walked that body (for `capture_content`)."""
     counts: collections.Counter = collections.Counter()
-    real = capture_content._own_nodes
+    real = model_changes._own_nodes
 
     def counting(fn):
         counts[id(fn)] += 1
         return real(fn)
 
-    monkeypatch.setattr(capture_content, "_own_nodes", counting)
+    monkeypatch.setattr(model_changes, "_own_nodes", counting)
     return counts
 
 

@@ -188,7 +188,7 @@ class Wrapper(""",
 
 
 # A wrapper given a part of a module built here is in the mode of that module: `Module.eval()`
-# and `.train()` reach every submodule (`model_builds._taken_parts`).
+# and `.train()` reach every submodule (`constructed_values._taken_parts`).
 @pytest.mark.parametrize(
     "body",
     [

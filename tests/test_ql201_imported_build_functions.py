@@ -1,5 +1,5 @@
 """QL201: what a model holds, read through a function its class imports from another module
-of the project (issue 14, item 7; `model_classes.ClassIndex._project_function`).
+of the project (issue 14, item 7; `model_classes.ClassIndex.project_function`).
 
 ExecuTorch's Qualcomm test models `HadamardLinear`, `HadamardMatMul` and `HadamardConv`
 build their weight with `_hadamard_matrix(dim, "cpu", torch.float32)`, imported from

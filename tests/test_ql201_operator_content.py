@@ -1,5 +1,5 @@
 """QL201: what a model holds, read through operator calls and dtype arguments (issue 14,
-item 7; `model_classes`).
+item 7; `class_contents`, `harmless_calls`).
 
 ExecuTorch's Qualcomm test models call operators by their overload
 (`torch.ops.aten.pow.Scalar(self._base, x)` in `PowScalar.forward`) and take dtypes in their

@@ -1,5 +1,5 @@
 """QL201: unittest's `self.subTest(...)` handed what labels a case takes no model (issue 14,
-item 7; `capture_content._READS`).
+item 7; `model_changes.READS`).
 
 ExecuTorch's Qualcomm activation-fusion test loops over rows of cases and writes `with
 self.subTest(tc["name"]):` before handing `tc[QCOM_MODULE]` to `get_qdq_module`. The row is

@@ -22,9 +22,11 @@ from __future__ import annotations
 
 import ast
 
+from qlint.analysis.flow.built_models import Built
+from qlint.analysis.flow.class_contents import Content
 from qlint.analysis.flow.converted_children import EVERY_CHILD, looped_children
 from qlint.analysis.flow.model_apis import api_kind
-from qlint.analysis.flow.model_classes import Built, Content, in_check
+from qlint.analysis.flow.model_classes import in_check
 from qlint.analysis.flow.model_flow import Capture, FunctionFlow, capture_holder
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import function_assigns
@@ -100,7 +102,7 @@ def content_without(built: Built, attrs: frozenset[str]) -> Content | None:
     skipped = _part_calls(cls.node, attrs)
     if skipped is None:
         return None
-    dependent, complete = index.content_without(cls, skipped)
+    dependent, complete = index.contents.content_without(cls, skipped)
     return Content(built.name, dependent, complete)
 
 

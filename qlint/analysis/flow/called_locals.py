@@ -6,7 +6,7 @@ ExecuTorch's Qualcomm test models build a torch.nn module in `forward` and call 
         adaptive_max_pool = torch.nn.AdaptiveMaxPool2d(self.output_size, self.return_indices)
         return adaptive_max_pool(x)
 
-Reading what a model holds (`model_classes`), a call of a name held in a variable may build
+Reading what a model holds (`class_contents`), a call of a name held in a variable may build
 anything (`block(...)`, `norm_layer(c)`), so such a model was not known in full and a caller
 passing it kept the helper's finding. When the function binds the name once, by `name =
 <call>`, and in no other way (no parameter, loop target, `with` target, augmented or second

@@ -15,7 +15,7 @@ from typing import Any
 
 from qlint.analysis.flow.evaled_parts import init_evals_parts
 from qlint.analysis.flow.model_apis import init_mirrored_param, init_sets_eval
-from qlint.analysis.flow.model_classes import ModelClass
+from qlint.analysis.flow.resolved_classes import ModelClass
 
 _VERSION = 5
 

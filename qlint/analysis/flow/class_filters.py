@@ -2,7 +2,7 @@
 
 A loop that switches only the modules of some classes (`isinstance(mod, nn.BatchNorm2d)`,
 `isinstance(mod, _BatchNorm)`) switches the parts a model holds of those classes and of their
-subclasses. The parts are named as `model_classes.Content.dependent` names them (the torch.nn
+subclasses. The parts are named as `class_contents.Content.dependent` names them (the torch.nn
 leaf class, "`self.training`" for a project class reading it, "LSTM (dropout)"); the families
 below are torch 2.x's class tree (`__mro__`) for the mode-dependent classes `model_torch_nn`
 lists. A test of a class outside torch.nn, or of a container, selects modules whose content

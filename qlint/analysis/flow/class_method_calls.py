@@ -3,7 +3,7 @@
 
 ExecuTorch's llama `ModelArgs.__post_init__` runs `self.act_fn = ActFn.from_string(self.act_fn)`,
 a classmethod of an `Enum` of its module that returns `cls(value)`. Reading what a model holds
-(`model_classes`), a call of an attribute of a class was a call that may build anything, so
+(`class_contents`), a call of an attribute of a class was a call that may build anything, so
 every llama model built from `ModelArgs` was not known in full. A classmethod or staticmethod
 written in the class's body runs that body: what it builds is read as a function's is, and in a
 classmethod called on the class itself, `cls(...)` builds an instance of that class.

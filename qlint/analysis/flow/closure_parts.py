@@ -15,7 +15,7 @@
 `__init__` reads `model` when it runs, at the construction: the value the enclosing function's
 walk holds for the name there, on that path (other branches binding `model` are other paths).
 So the construction wraps that module as `LlamaWrapper(model)` of a class storing it would, and
-`model_builds.construct` reads it so, with the same guards (`given_modes.keeps_given_modes`:
+`constructed_values.construct` reads it so, with the same guards (`given_modes.keeps_given_modes`:
 no mode-dependent module of its own, no switch in `__init__`), when every module read so is in
 eval mode on every path; else the construction stays a fresh module in train mode, reported
 with the message it had.
@@ -87,7 +87,7 @@ def closure_objects(sem, built, env, is_module) -> tuple[list, list, bool, bool]
     are the walk's (no switch or helper it does not follow: else read nothing); None when the
     class is not such a class, or when what it reads is not known (see the module's
     docstring). `is_module`:
-    `model_builds.is_module`, which imports this module."""
+    `constructed_values.is_module`, which imports this module."""
     cls = built.cls
     func = sem.walk.func
     if cls is None or cls.summarised or not isinstance(func, _FUNCTIONS):

@@ -12,7 +12,7 @@ ExecuTorch's Qualcomm index_put test writes
             module = self.get_qdq_module(IndexPut(skip_mutable_buffer=combo[0], mode=i), combo[1])
 
 `combo[0]` is one of `False, True` and `i` an index: neither can be a module the class
-stores, so what the model holds is read from its class alone (`model_classes.Built`), as for
+stores, so what the model holds is read from its class alone (`built_models.Built`), as for
 a constant written in place. Without this the construction's content was unknown and the
 helper had a caller it could not classify.
 
@@ -28,6 +28,8 @@ every read of a name that may hold one (and of an item of it that may be one) mu
 it, index it, hand it to those builtins, bind it to another such name, or fill a list literal
 it is bound to by `append`, `insert` or `extend`, whose values join its elements. Any other
 use (handed to a call, a method, returned, stored into) leaves the function's values unknown.
+The shapes and their join are `value_shapes`'; the bindings of the function's names are
+`function_bindings`'.
 """
 
 from __future__ import annotations
@@ -35,25 +37,36 @@ from __future__ import annotations
 import ast
 import weakref
 
+from qlint.analysis.flow.function_bindings import (
+    COMPREHENSIONS,
+    SCOPES,
+    all_bindings,
+    fills_list,
+    name_targets,
+    target_binds,
+)
+from qlint.analysis.flow.value_shapes import (
+    ANY,
+    CONST,
+    NOTHING,
+    SEQ,
+    TUPLE,
+    TUPLES,
+    constant_shape,
+    element_shape,
+    join_shapes,
+    mutable_shape,
+    unpacked_shapes,
+)
 from qlint.analysis.names.resolver import Resolver
-from qlint.analysis.tree_walk import names_by_id, parents, target_names, walk
+from qlint.analysis.tree_walk import names_by_id, parents, walk
 
-CONST = "const"
-ANY = "any"
-_NOTHING = "nothing"  # no value: an empty list's elements, an index past a tuple's end
-_MIXED = "mixed"  # a constant or a sequence: not a constant, and its reads are checked as a sequence's
-_SEQ = "seq"  # a sequence that may be a list: what it holds can change
-_TUPLES = "tuples"  # a tuple of a length not known: what it holds cannot
-_TUPLE = "tuple"
 _MAX_DEPTH = 24
 
 # Builtins whose result only walks their argument: (the shape of an element of the result).
 _WALKERS = frozenset({"list", "tuple", "sorted", "reversed", "iter"})
 _NUMBERS = frozenset({"len", "int", "float", "bool", "str", "min", "max", "sum"})
-_FILLS = frozenset({"append", "insert", "extend"})
 _IN_SCOPE = "in-scope"
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
-_COMPS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 # Calls that reach the function's names without naming them.
 _REFLECTION = frozenset({"locals", "vars", "eval", "exec", "globals"})
 
@@ -73,72 +86,13 @@ def holds_constant(func: ast.AST | None, expr: ast.expr, resolver: Resolver) -> 
         shapes = kept[id(func)] = _Shapes(func)
     shapes.resolver = resolver
     try:
-        return _constant_shape(shapes.of(expr, 0))
+        return constant_shape(shapes.of(expr, 0))
     finally:
         shapes.resolver = None  # no reference from the kept shapes to the walk
 
 
 # Per resolver (one walk), held weakly: {id(function): its shapes}.
 _KEPT: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def _constant_shape(shape) -> bool:
-    if shape in (CONST, _NOTHING):
-        return True
-    if isinstance(shape, tuple) and shape[0] in (_SEQ, _TUPLES):
-        return _constant_shape(shape[1])
-    if isinstance(shape, tuple) and shape[0] == _TUPLE:
-        return all(_constant_shape(s) for s in shape[1])
-    return False
-
-
-def _join(a, b):
-    if a == _NOTHING:
-        return b
-    if b == _NOTHING or a == b:
-        return a
-    if ANY in (a, b):
-        return ANY
-    if isinstance(a, tuple) and isinstance(b, tuple):
-        if a[0] == b[0] == _TUPLE and len(a[1]) == len(b[1]):
-            return (_TUPLE, tuple(_join(x, y) for x, y in zip(a[1], b[1], strict=True)))
-        kind = _SEQ if _SEQ in (a[0], b[0]) else _TUPLES
-        return (kind, _join(_element(a), _element(b)))
-    return _MIXED  # a constant or a sequence (or a tuple): what it holds is read by neither
-
-
-def _element(shape):
-    """The shape of what iterating a value of `shape` gives."""
-    if shape == _MIXED:
-        return ANY
-    if shape in (CONST, _NOTHING):
-        return shape  # a string's characters; nothing
-    if isinstance(shape, tuple) and shape[0] in (_SEQ, _TUPLES):
-        return shape[1]
-    if isinstance(shape, tuple) and shape[0] == _TUPLE:
-        out = _NOTHING
-        for s in shape[1]:
-            out = _join(out, s)
-        return out
-    return ANY
-
-
-def _unpacked(shape, size: int) -> list:
-    """The shapes of `a, b = value` (a value of `shape`) by position."""
-    if isinstance(shape, tuple) and shape[0] == _TUPLE:
-        return list(shape[1]) if len(shape[1]) == size else [_NOTHING] * size  # else it raises
-    return [_element(shape)] * size
-
-
-def _mutable(shape) -> bool:
-    """A value of `shape` may be a sequence the function wrote whose items can change (a
-    list). `ANY` is none: a value of the function's own sequences reaches an unknown only
-    through a read that is not a walk, which leaves every shape unknown (`_only_walked`)."""
-    if isinstance(shape, tuple) and shape[0] == _TUPLE:
-        return any(_mutable(s) for s in shape[1])
-    if isinstance(shape, tuple):
-        return shape[0] == _SEQ or _mutable(shape[1])
-    return shape == _MIXED
 
 
 class _Shapes:
@@ -168,7 +122,7 @@ class _Shapes:
         if isinstance(e, ast.Tuple):
             if any(isinstance(x, ast.Starred) for x in e.elts):
                 return ANY
-            return (_TUPLE, tuple(self.of(x, depth + 1) for x in e.elts))
+            return (TUPLE, tuple(self.of(x, depth + 1) for x in e.elts))
         if isinstance(e, (ast.List, ast.Set)):
             return self._listed(e, depth)
         if isinstance(e, ast.UnaryOp):
@@ -179,37 +133,37 @@ class _Shapes:
             shapes = [self.of(x, depth + 1) for x in (e.left, *e.comparators)]
             return CONST if all(s == CONST for s in shapes) else ANY
         if isinstance(e, ast.BoolOp):
-            out = _NOTHING
+            out = NOTHING
             for x in e.values:
-                out = _join(out, self.of(x, depth + 1))
+                out = join_shapes(out, self.of(x, depth + 1))
             return out
         if isinstance(e, ast.IfExp):
-            return _join(self.of(e.body, depth + 1), self.of(e.orelse, depth + 1))
+            return join_shapes(self.of(e.body, depth + 1), self.of(e.orelse, depth + 1))
         if isinstance(e, ast.Subscript):
             return self._item(e, depth)
         if isinstance(e, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
-            return (_SEQ, self.of(e.elt, depth + 1))
+            return (SEQ, self.of(e.elt, depth + 1))
         if isinstance(e, ast.Call):
             return self._call(e, depth)
         return ANY
 
     def _listed(self, e: ast.List | ast.Set, depth: int):
-        out = _NOTHING
+        out = NOTHING
         for x in e.elts:
             if isinstance(x, ast.Starred):
                 return ANY
-            out = _join(out, self.of(x, depth + 1))
-        return (_SEQ, out)
+            out = join_shapes(out, self.of(x, depth + 1))
+        return (SEQ, out)
 
     def _item(self, e: ast.Subscript, depth: int):
         shape = self.of(e.value, depth + 1)
         if isinstance(e.slice, ast.Slice):
-            return (_SEQ, _element(shape)) if shape != ANY else ANY
+            return (SEQ, element_shape(shape)) if shape != ANY else ANY
         index = _index(e.slice)
-        if isinstance(shape, tuple) and shape[0] == _TUPLE and index is not None:
+        if isinstance(shape, tuple) and shape[0] == TUPLE and index is not None:
             items = shape[1]
-            return items[index] if -len(items) <= index < len(items) else _NOTHING
-        return _element(shape)
+            return items[index] if -len(items) <= index < len(items) else NOTHING
+        return element_shape(shape)
 
     def _call(self, e: ast.Call, depth: int):
         name = self._builtin(e.func)
@@ -217,16 +171,16 @@ class _Shapes:
             return ANY
         args = [self.of(a, depth + 1) for a in e.args]
         if name == "enumerate" and len(args) == 1:
-            return (_SEQ, (_TUPLE, (CONST, _element(args[0]))))
+            return (SEQ, (TUPLE, (CONST, element_shape(args[0]))))
         if name in ("zip", "itertools.product") and args:
-            return (_SEQ, (_TUPLE, tuple(_element(a) for a in args)))
+            return (SEQ, (TUPLE, tuple(element_shape(a) for a in args)))
         if name == "range":
-            return (_TUPLES, CONST)  # ints, whatever it is given (or it raises)
+            return (TUPLES, CONST)  # ints, whatever it is given (or it raises)
         if name in _WALKERS and len(args) == 1:
-            return (_SEQ, _element(args[0])) if args[0] != ANY else ANY
+            return (SEQ, element_shape(args[0])) if args[0] != ANY else ANY
         if name in _NUMBERS and name not in ("min", "max", "sum") and len(args) == 1:
             return CONST  # `len(x)`, `int(x)`, `str(x)`: a number or a string whatever `x` is
-        if name in _NUMBERS and args and all(_constant_shape(a) for a in args):
+        if name in _NUMBERS and args and all(constant_shape(a) for a in args):
             return CONST
         return ANY
 
@@ -252,7 +206,7 @@ class _Shapes:
             return ANY  # a name of a nested function or lambda: maybe its own parameter
         if comp is not None:
             gen, target = comp
-            return self._bound_by(target, e.id, _element(self.of(gen.iter, depth + 1)))
+            return self._bound_by(target, e.id, element_shape(self.of(gen.iter, depth + 1)))
         return self._own(e.id, depth)
 
     def _comprehension_binding(self, e: ast.Name):
@@ -264,9 +218,9 @@ class _Shapes:
             parent = self.parents.get(id(node))
             if parent is None or parent is self.func:
                 return None
-            if isinstance(parent, _SCOPES):
+            if isinstance(parent, SCOPES):
                 return _IN_SCOPE
-            if isinstance(parent, _COMPS):
+            if isinstance(parent, COMPREHENSIONS):
                 gens = parent.generators
                 # The first generator's iterable is evaluated outside; a later one's sees the
                 # targets before it; the element and the conditions see them all.
@@ -275,7 +229,7 @@ class _Shapes:
                     at = next(i for i, g in enumerate(gens) if g is node)
                     visible = gens[: at if node.iter is _inner(e, node, self.parents) else at + 1]
                 for gen in reversed(visible):
-                    if _binds(gen.target, e.id):
+                    if target_binds(gen.target, e.id):
                         return gen, gen.target
             node = parent
 
@@ -286,7 +240,7 @@ class _Shapes:
             self.cycled = True
             return ANY  # a value made from itself
         self.busy.add(name)
-        out = _NOTHING
+        out = NOTHING
         bindings = self._bindings(name)
         if bindings is None:
             out = ANY
@@ -295,9 +249,11 @@ class _Shapes:
                 if kind == "fill":
                     out = self._filled(out, node, value, depth)
                 elif kind == "for":
-                    out = _join(out, self._bound_by(node.target, name, _element(self.of(node.iter, depth + 1))))
+                    out = join_shapes(
+                        out, self._bound_by(node.target, name, element_shape(self.of(node.iter, depth + 1)))
+                    )
                 else:
-                    out = _join(out, self._bound_by(node, name, self.of(value, depth + 1)))
+                    out = join_shapes(out, self._bound_by(node, name, self.of(value, depth + 1)))
         self.busy.discard(name)
         if not self.busy:
             self.cycled = False
@@ -312,29 +268,29 @@ class _Shapes:
         arg = call.args[-1]
         added = self.of(arg, depth + 1)
         if attr == "extend":
-            added = _element(added) if added != ANY else ANY
-        return _join(shape, (_SEQ, added))
+            added = element_shape(added) if added != ANY else ANY
+        return join_shapes(shape, (SEQ, added))
 
     def _bound_by(self, target: ast.expr, name: str, shape):
         """The shape `target` (a name, or a tuple of targets) gives `name` for a value of `shape`."""
         if isinstance(target, ast.Name):
-            return shape if target.id == name else _NOTHING
+            return shape if target.id == name else NOTHING
         if isinstance(target, (ast.Tuple, ast.List)):
             if any(isinstance(t, ast.Starred) for t in target.elts):
                 return ANY
-            out = _NOTHING
-            for t, s in zip(target.elts, _unpacked(shape, len(target.elts)), strict=True):
-                if _binds(t, name):
-                    out = _join(out, self._bound_by(t, name, s))
+            out = NOTHING
+            for t, s in zip(target.elts, unpacked_shapes(shape, len(target.elts)), strict=True):
+                if target_binds(t, name):
+                    out = join_shapes(out, self._bound_by(t, name, s))
             return out
-        return _NOTHING
+        return NOTHING
 
     def _bindings(self, name: str) -> list[tuple[str, ast.AST, object]] | None:
         """("assign", target, value), ("for", loop, None) and ("fill", call, name) for each
         way the function's own code binds `name` or fills the list it holds; None when it is
         bound some other way (or not at all: a name of an enclosing scope)."""
         if self._bound is None:
-            self._bound = _all_bindings(self.func)
+            self._bound = all_bindings(self.func)
         out = self._bound.get(name)
         return out if out is not None and any(kind != "fill" for kind, _, _ in out) else None
 
@@ -355,7 +311,7 @@ class _Shapes:
             if not isinstance(key, tuple):
                 continue
             for load in loads:
-                if _mutable(self.of(load, 0)) and (self._nested(load) or not self._walked(load, key[0])):
+                if mutable_shape(self.of(load, 0)) and (self._nested(load) or not self._walked(load, key[0])):
                     return False
         return True
 
@@ -363,9 +319,9 @@ class _Shapes:
         """`e` (which may be a sequence) is only walked where it is read."""
         parent = self.parents.get(id(e))
         if isinstance(parent, ast.comprehension) and parent.iter is e:
-            return _name_targets(parent.target)  # the comprehension's own: their reads are checked
+            return name_targets(parent.target)  # the comprehension's own: their reads are checked
         if isinstance(parent, (ast.For, ast.AsyncFor)) and parent.iter is e:
-            return self._checked_names(parent.target, _element(self.of(e, 0)))
+            return self._checked_names(parent.target, element_shape(self.of(e, 0)))
         if isinstance(parent, ast.Call) and e in parent.args:
             called = self._builtin(parent.func)
             if called == "len":
@@ -375,14 +331,14 @@ class _Shapes:
             # Handed to a fill of a list written here: it is one of its items (or they are),
             # whose reads are those of the list.
             owner = parent.func.value if isinstance(parent.func, ast.Attribute) else None
-            return isinstance(owner, ast.Name) and _fill(parent, owner.id) and self._literal(owner.id)
+            return isinstance(owner, ast.Name) and fills_list(parent, owner.id) and self._literal(owner.id)
         if isinstance(parent, ast.Subscript) and parent.value is e and isinstance(parent.ctx, ast.Load):
-            return not _mutable(self.of(parent, 0)) or self._walked(parent, name)
+            return not mutable_shape(self.of(parent, 0)) or self._walked(parent, name)
         if isinstance(parent, ast.Assign) and parent.value is e:
             return all(self._checked_names(t, self.of(e, 0)) for t in parent.targets)
         if isinstance(parent, ast.Attribute) and parent.value is e and isinstance(e, ast.Name):
             call = self.parents.get(id(parent))
-            return isinstance(call, ast.Call) and call.func is parent and _fill(call, e.id) and self._literal(e.id)
+            return isinstance(call, ast.Call) and call.func is parent and fills_list(call, e.id) and self._literal(e.id)
         return False
 
     def _nested(self, e: ast.AST) -> bool:
@@ -390,7 +346,7 @@ class _Shapes:
         there may share the identifier, so its reads are not told apart from the function's."""
         node = self.parents.get(id(e))
         while node is not None and node is not self.func:
-            if isinstance(node, _SCOPES):
+            if isinstance(node, SCOPES):
                 return True
             node = self.parents.get(id(node))
         return False
@@ -399,11 +355,11 @@ class _Shapes:
         """`target`, bound to a value of `shape`, binds names of the function: each that may
         get a sequence from it has a shape whose reads are checked (not `ANY`)."""
         if isinstance(target, ast.Name):
-            return not _mutable(shape) or self._own(target.id, 0) != ANY
+            return not mutable_shape(shape) or self._own(target.id, 0) != ANY
         if isinstance(target, (ast.Tuple, ast.List)) and not any(isinstance(t, ast.Starred) for t in target.elts):
-            shapes = _unpacked(shape, len(target.elts))
+            shapes = unpacked_shapes(shape, len(target.elts))
             return all(self._checked_names(t, s) for t, s in zip(target.elts, shapes, strict=True))
-        return not _mutable(shape)
+        return not mutable_shape(shape)
 
     def _literal(self, name: str) -> bool:
         """`name` is bound only to list literals (what `append` fills is then what was written)."""
@@ -427,12 +383,6 @@ def _inner(e: ast.AST, gen: ast.comprehension, parents) -> ast.AST | None:
         node = parent
 
 
-def _name_targets(target: ast.expr) -> bool:
-    if isinstance(target, ast.Name):
-        return True
-    return isinstance(target, (ast.Tuple, ast.List)) and all(_name_targets(t) for t in target.elts)
-
-
 def _index(e: ast.expr) -> int | None:
     if isinstance(e, ast.Constant) and type(e.value) is int:
         return e.value
@@ -440,121 +390,6 @@ def _index(e: ast.expr) -> int | None:
         value = e.operand.value
         return -value if type(value) is int else None
     return None
-
-
-def _binds(target: ast.expr, name: str) -> bool:
-    if isinstance(target, ast.Name):
-        return target.id == name
-    if isinstance(target, (ast.Tuple, ast.List)):
-        return any(_binds(t, name) for t in target.elts)
-    if isinstance(target, ast.Starred):
-        return _binds(target.value, name)
-    return False
-
-
-def _fill(node: ast.AST, name: str) -> bool:
-    """`name.append(x)`, `name.insert(i, x)` or `name.extend(x)`."""
-    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
-        return False
-    func = node.func
-    if func.attr not in _FILLS or not (isinstance(func.value, ast.Name) and func.value.id == name):
-        return False
-    if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
-        return False
-    return len(node.args) == (2 if func.attr == "insert" else 1)
-
-
-def _match_names(node: ast.AST) -> set[str]:
-    if isinstance(node, ast.MatchMapping):
-        return {node.rest} if node.rest else set()
-    return {node.name} if node.name else set()
-
-
-def _arguments(node: ast.arguments) -> list[ast.arg]:
-    out = [*node.posonlyargs, *node.args, *node.kwonlyargs]
-    return out + [a for a in (node.vararg, node.kwarg) if a is not None]
-
-
-def _all_bindings(func: ast.AST) -> dict[str, list | None]:
-    """`_Shapes._bindings` of every name `func` binds: a list of ("assign", target, value),
-    ("for", loop, None) and ("fill", call, name), or None for a name bound some other way."""
-    out: dict[str, list | None] = {}
-
-    def add(name: str, binding) -> None:
-        found = out.setdefault(name, [])
-        if found is not None:
-            found.append(binding)
-
-    for node in walk(func):
-        if isinstance(node, (ast.Global, ast.Nonlocal)):
-            out.update(dict.fromkeys(node.names))
-        elif isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
-            out[node.target.id] = None
-    for node in _own_nodes(func):
-        if isinstance(node, ast.Assign):
-            for target in node.targets:
-                for name in _target_names(target):
-                    add(name, ("assign", target, node.value))
-        elif isinstance(node, ast.AnnAssign):
-            if node.value is not None:
-                for name in _target_names(node.target):
-                    add(name, ("assign", node.target, node.value))
-        elif isinstance(node, (ast.For, ast.AsyncFor)):
-            for name in _target_names(node.target):
-                add(name, ("for", node, None))
-        elif isinstance(node, ast.Call) and _filled_name(node) is not None:
-            add(_filled_name(node), ("fill", node, _filled_name(node)))
-        else:
-            for name in _other_names(node):
-                out[name] = None
-    return out
-
-
-def _target_names(target: ast.expr) -> dict[str, None]:
-    """The names an assignment's or loop's target binds (once each, in order)."""
-    return dict.fromkeys(target_names(target))
-
-
-def _filled_name(node: ast.Call) -> str | None:
-    func = node.func
-    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and _fill(node, func.value.id):
-        return func.value.id
-    return None
-
-
-def _other_names(node: ast.AST) -> list[str]:
-    """The names `node` binds in a way whose value is not read here (`_other_binding`)."""
-    if isinstance(node, ast.AugAssign):
-        return [n.id for n in walk(node.target) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)]
-    if isinstance(node, ast.withitem):
-        return list(_target_names(node.optional_vars)) if node.optional_vars is not None else []
-    if isinstance(node, (ast.ExceptHandler, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return [node.name] if node.name else []
-    if isinstance(node, ast.alias):
-        return [node.asname or node.name.split(".")[0]]
-    if isinstance(node, (ast.MatchAs, ast.MatchStar, ast.MatchMapping)):
-        return list(_match_names(node))
-    if isinstance(node, ast.arguments):
-        return [a.arg for a in _arguments(node)]
-    return []
-
-
-def _own_nodes(func: ast.AST) -> list[ast.AST]:
-    """The nodes of `func`'s own scope: not those of nested functions, classes, lambdas or
-    comprehensions (whose targets are their own), but the parameters of `func` itself."""
-    out: list[ast.AST] = []
-    stack = [func]
-    while stack:
-        node = stack.pop()
-        if node is not func:
-            out.append(node)
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, (*_SCOPES, *_COMPS)):
-                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                    out.append(child)  # its name is bound here
-                continue
-            stack.append(child)
-    return out
 
 
 def _bound_in_module(resolver: Resolver, name: str) -> bool:

@@ -5,7 +5,7 @@
 `__enter__` of a context manager), holds what each construction passed: `Builder(net.eval())`
 in a script is what vouches for the capture. A reference that resolves to the class and is
 the callee of a call is such a construction, read by the model flow of that module with the
-modes it passes (`model_builds.instantiation`); any other reference to it (a base of a
+modes it passes (`model_builds.Builds.instantiation`); any other reference to it (a base of a
 subclass, the class handed on as a value, a name that cannot be resolved) may build it
 out of sight, and the constructions are then not all known.
 """

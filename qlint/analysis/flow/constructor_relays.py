@@ -33,7 +33,7 @@ What is followed is strict, so that it holds on every path:
   the loop, to a list or tuple literal; the statements between it and the loop assign other
   attributes values that do not name `self`: nothing can change what the list holds;
 - each element is a construction, with constant arguments, of a class whose content is known
-  and holds nothing mode-dependent (`model_classes`), or a tuple of constants and tensors
+  and holds nothing mode-dependent (`class_contents`), or a tuple of constants and tensors
   made by `torch` (`torch.randn(...)`).
 
 Anything else: the reference stays one the flow does not read. (A subclass's module that
@@ -301,7 +301,7 @@ def _harmless_element(other, scope: ModuleScope, resolver: Resolver, e: ast.expr
     cls = index.resolve(e.func, resolver, {})
     if cls is None:
         return False
-    content = index.content(e, cls, resolver, ".".join(dotted_parts(e.func) or ()))
+    content = index.contents.content(e, cls, resolver, ".".join(dotted_parts(e.func) or ()))
     return content.complete and not content.dependent
 
 

@@ -1,4 +1,4 @@
-"""What the model-content reading (`model_classes`) asks of a class or function body's
+"""What the model-content reading (`class_contents`) asks of a class or function body's
 syntax, from one walk of it, kept on the node.
 
 Reading what a model holds asked each class body six to nine whole walks (its calls,

@@ -66,7 +66,7 @@ class Selection:
 
 
 def class_key(cls) -> str:
-    """What a resolved class (`model_classes.ModelClass`) is known by as a registry key."""
+    """What a resolved class (`resolved_classes.ModelClass`) is known by as a registry key."""
     return f"{os.path.abspath(cls.scope.path)}::{cls.name}"
 
 

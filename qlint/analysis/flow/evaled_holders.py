@@ -27,9 +27,10 @@ from __future__ import annotations
 
 import ast
 
+from qlint.analysis.flow.built_models import Built
 from qlint.analysis.flow.evaled_parts import switches_no_part
 from qlint.analysis.flow.given_modes import keeps_given_modes
-from qlint.analysis.flow.model_classes import Built, in_check
+from qlint.analysis.flow.model_classes import in_check
 from qlint.analysis.flow.model_values import Env, ModeFact, Obj
 
 _SEQUENTIAL = frozenset({"torch.nn.Sequential", "torch.nn.modules.container.Sequential"})
@@ -81,5 +82,5 @@ def _holds_only_them(built: Built) -> bool:
         return built.resolver.qualname(built.call.func) in _SEQUENTIAL
     if cls.summarised or not keeps_given_modes(built, False) or not switches_no_part(cls.node):
         return False
-    own = in_check(built.index).content_without_installed(built.call, cls, built.resolver, built.name)
+    own = in_check(built.index).contents.content_without_installed(built.call, cls, built.resolver, built.name)
     return own.complete and not own.dependent

@@ -22,6 +22,8 @@ from pathlib import Path
 
 from qlint.analysis.names.resolver import Resolver
 
+# Model builders that return a freshly initialised module, i.e. one in train mode.
+FACTORIES = ("torchvision.models.", "timm.create_model")
 TABLE = Path(__file__).resolve().parents[2] / "data" / "factory_models.json"
 TIMM = "timm.create_model"
 GET_MODEL = "torchvision.models.get_model"
@@ -54,7 +56,7 @@ def table(path: Path = TABLE) -> _Table:
 def factory_content(call: ast.Call, name: str, resolver: Resolver) -> tuple[str, tuple[str, ...] | None]:
     """(the model's name for messages, its mode-dependent parts); parts None: not known.
 
-    `name` is the callee's qualified name, one of `model_classes.FACTORIES`."""
+    `name` is the callee's qualified name, one of `FACTORIES`."""
     if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
         return _written(name), None
     if name == TIMM:

@@ -1,7 +1,7 @@
 """`functools.partial(f, ...)` of a function of the project, read as `f` (issue 14, item 8).
 
 ExecuTorch's llama `Rope` keeps `self.precompute_freqs_cis = partial(precompute_freqs_cis,
-use_scaled=...)` and calls it in `__init__`. Reading what a model holds (`model_classes`), the
+use_scaled=...)` and calls it in `__init__`. Reading what a model holds (`class_contents`), the
 callable a `partial` is handed is called later, unseen, so it may build anything; when it is
 a function of the model's module or of another module of the project, what the partial runs
 is that function, with more arguments: what it builds is read in its own module, as a direct

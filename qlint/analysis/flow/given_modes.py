@@ -3,7 +3,7 @@
 `W(model)` with `class W(nn.Module)` storing `self.model = model` beside caches and buffers,
 its forward reading no `self.training`: a construction switches none of the modules it is
 given, so the wrapper is in the mode of what it holds. A local evaled module given to it
-(`W(net.eval())`) made it so already (`model_builds.construct`); a parameter of the function
+(`W(net.eval())`) made it so already (`constructed_values.construct`); a parameter of the function
 building it (`def export_it(model): return export(W(model, n))`) counted as a module "built
 in train mode" at that line, whatever the function's callers passed. Now the construction
 takes the parameter's mode, which the callers bind (`helper_calls.apply`): an evaled model is
@@ -16,16 +16,17 @@ with a Dropout of its own starts that Dropout in train mode, so the construction
 train mode, its content naming the Dropout (`keeps_given_modes`). What the wrapper's own
 parts cannot be read (a class of an uninstalled package, e.g. transformers' `StaticCache`)
 counts as nothing found, as it did for a local evaled module before; classes of installed
-packages are not read for this either (`ClassIndex.content_without_installed`: memory).
+packages are not read for this either (`class_contents.ClassContents.content_without_installed`: memory).
 """
 
 from __future__ import annotations
 
 import ast
 
+from qlint.analysis.flow.built_models import Built
 from qlint.analysis.flow.class_facts import mirrored_param
 from qlint.analysis.flow.evaled_parts import switches_no_part
-from qlint.analysis.flow.model_classes import Built, in_check
+from qlint.analysis.flow.model_classes import in_check
 from qlint.analysis.flow.model_values import PARAM
 from qlint.analysis.names.scope import own_init, parameter_args
 from qlint.analysis.node_memo import kept_on_node
@@ -46,7 +47,7 @@ def keeps_given_modes(built: Built, unread: bool) -> bool:
         return True  # (`self.train(model.training)`: the mode of what it is given, again)
     if kept_on_node(cls.node, _SWITCHES, _init_switches):
         return False
-    own = in_check(built.index).content_without_installed(built.call, cls, built.resolver, built.name)
+    own = in_check(built.index).contents.content_without_installed(built.call, cls, built.resolver, built.name)
     return not own.dependent
 
 
@@ -88,7 +89,7 @@ def wrapped_param(cap, callee) -> int | None:
                 return None  # another module it wraps
         elif not built.hyperparameter(arg, position, keyword):
             return None
-    own = in_check(built.index).content_without_installed(call, built.cls, built.resolver, built.name)
+    own = in_check(built.index).contents.content_without_installed(call, built.cls, built.resolver, built.name)
     return index if own.complete and not own.dependent else None
 
 

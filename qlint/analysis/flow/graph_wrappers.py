@@ -29,7 +29,7 @@ _DEPTH = 4
 
 def wrapper_fields(owner, cls) -> dict:
     """Attribute -> the construction argument (`stored_fields.Field`) that a plain module class
-    of the project (`cls`, a `model_classes.ModelClass`) registers as a submodule; empty when
+    of the project (`cls`, a `resolved_classes.ModelClass`) registers as a submodule; empty when
     the class is none (`owner`: the `ModelFlow` whose class index resolves its bases)."""
     return owner.stored_fields(cls) if plain_module(owner, cls) else {}
 

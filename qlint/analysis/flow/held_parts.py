@@ -34,10 +34,10 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.flow import evaled_holders
+from qlint.analysis.flow.built_models import Built
 from qlint.analysis.flow.class_facts import evals_parts
 from qlint.analysis.flow.evaled_parts import stored_build
 from qlint.analysis.flow.model_apis import key
-from qlint.analysis.flow.model_classes import Built
 from qlint.analysis.flow.model_torch_nn import MODE_KEEPING_METHODS
 from qlint.analysis.flow.model_values import CONSTRUCTED, Env, ModeFact, Obj
 from qlint.analysis.flow.part_modes import taken_out

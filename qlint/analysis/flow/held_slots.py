@@ -75,7 +75,7 @@ def slot_of(slots: tuple[Slot, ...], arg: ast.expr) -> Slot | None:
 
 def built_default(slot: Slot) -> ast.Call | None:
     """The call a slot's call left to the parameter's default builds (`m=nn.ReLU()`): read as
-    a call written in the construction is (`model_classes.Built._arguments`)."""
+    a call written in the construction is (`built_models.Built._arguments`)."""
     return slot.default if slot.defaulted and isinstance(slot.default, ast.Call) else None
 
 

@@ -15,7 +15,7 @@ from qlint.analysis.flow.model_apis import init_sets_eval
 
 
 def starts_in_eval(built) -> bool:
-    """A construction (`model_classes.Built`), in an installed package, of that package's
+    """A construction (`built_models.Built`), in an installed package, of that package's
     class whose `__init__` switches the instance to eval mode."""
     call = built.call
     if built.cls is not None or not isinstance(call, ast.Call):

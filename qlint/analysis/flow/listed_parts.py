@@ -8,7 +8,7 @@ ExecuTorch's llama models run their layers so:
     for ind, decoder_layer in enumerate(self.layers):
         h = decoder_layer(h, ...)
 
-Reading what a model holds (`model_classes`), a call of a name held in a variable may build
+Reading what a model holds (`class_contents`), a call of a name held in a variable may build
 anything (`block(c)` of a class handed in), so such a model was never known in full. A
 `ModuleList` (or `Sequential`) holds modules only (`add_module` raises on anything else), so
 an item of it called runs a part the model holds, whose content is read where it was built,

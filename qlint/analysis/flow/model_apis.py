@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
-from qlint.analysis.flow.model_classes import FACTORIES
+from qlint.analysis.flow.factory_models import FACTORIES
 from qlint.analysis.flow.model_torch_nn import torch_nn_kind
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import own_init

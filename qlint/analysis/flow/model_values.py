@@ -70,7 +70,7 @@ class Origin:
     node: ast.AST  # the expression (or function, for parameters) it came from
     index: int | None = None  # parameter position
     name: str = ""  # parameter or attribute name
-    # For a construction: the `model_classes.Built` that says what the model holds. Not part of
+    # For a construction: the `built_models.Built` that says what the model holds. Not part of
     # the identity: one call analysed twice (a loop body) is one origin.
     built: object = field(default=None, compare=False)
     makes: tuple = field(default=(), compare=False)  # for a factory: the callables it may be

@@ -112,7 +112,7 @@ def holds_functions_only(name: str, scope, index) -> bool:
     """`name` in `scope` is a registry the decorator fills with functions alone, as
     `ROTARY_EMB_REGISTRY` beside the norms: what a class stores from it (`self.rope =
     REG["default"]`) is a function of the project, no module, as a function named directly
-    is (`model_classes._holds_no_model`). Each registered function carries that decorator
+    is (`stored_models.holds_no_model`). Each registered function carries that decorator
     alone: another one below it would hand the registry what it returns."""
     home = _home(name, scope, index)
     if home is None:

@@ -1,7 +1,7 @@
 """Names whose objects a class stores as its own parts without building them: a module the
 class holds that its calls do not show.
 
-The content reading (`model_classes`) reads the calls of a class: what they build is what the
+The content reading (`class_contents`) reads the calls of a class: what they build is what the
 model holds. A method that stores an object made elsewhere (`self.inner = inner` of the
 function the class is written in, `self.head = HEAD` of a module-level model, `nn.Sequential(
 backbone)`) gives the model a part no call of the class builds: a fresh model from outside is
@@ -11,7 +11,7 @@ batch norm and was judged mode-free, its capture unreported.
 Read here, from the tree alone: the names, free in the method (no parameter, nor a local
 whose values come from none of them), that the values stored into `self` or handed to a
 torch.nn container stand for. A parameter of `__init__` is what the construction passes
-(`Built._arguments` reads it there). `model_classes` then asks what each name is bound to in
+(`Built._arguments` reads it there). `stored_models` then asks what each name is bound to in
 the class's module: a constant, a function or class, an import of torch or the standard
 library holds no model; anything else (a variable of the enclosing function, a module-level
 model, an import from elsewhere) may.
@@ -23,7 +23,7 @@ the names of that iterable, through the calls that pass items on (`enumerate(ms)
 
 The same holds for what a method hands a class of the project it builds (`self.b = Block(BN)`,
 `handed_names`): the part built keeps its arguments, and a class is read without them, so
-`Block` alone was judged. Its arguments' free names are read the same way; `model_classes`
+`Block` alone was judged. Its arguments' free names are read the same way; `stored_models`
 counts them for the calls that build a class of the project, or run a function of it whose
 result may keep them (`self.b = make_block(BN)`, read with `make_block`'s body alone).
 """
