@@ -138,12 +138,12 @@ def switched_receivers(text: str) -> tuple[dict[str, int], set[str]]:
     return receivers, in_place
 
 
-def _switched_results(text: str, handed_to: set[str] | None = None) -> set[str]:
+def _switched_results(text: str) -> set[str]:
     """The callees (`capture`, `helpers.prepare`) whose result the text switches: bound to a
     name that is then switched (`gm = capture(...)` ... `gm.eval()`), or switched in place
     (`capture(model, x).eval()`), also through an item (`out["model"].train()`,
     `capture(m)[0].eval()`); and those handed the name whose value, or an attribute of it, is
-    switched (`attach(m, q)` ... `m.core.train()`), also added to `handed_to`. Only their
+    switched (`attach(m, q)` ... `m.core.train()`). Only their
     imports are looked up: a module's every imported call would cost a lookup (and a parse)
     per imported module."""
     receivers, out = switched_receivers(text)
@@ -163,8 +163,6 @@ def _switched_results(text: str, handed_to: set[str] | None = None) -> set[str]:
             defs: set[str] = set()
             found = _handed_to(text, root, limit, defs)
             out |= found
-            if handed_to is not None:
-                handed_to |= found
             # A function of this module switching its parameter (`def to_eval(h): h.gm.eval()`):
             # what its calls hand it is switched too (`keep(h, m)`, then `to_eval(h)`), as is a
             # name bound to a call (`g = capture(m)`, then `to_eval(g)`).
