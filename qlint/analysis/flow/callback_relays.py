@@ -23,9 +23,11 @@ The summary is syntactic and strict, so that it holds on every path:
 
 But one: a helper whose only switches are statements putting the module parameter itself in
 eval mode (`model.eval()`, `model.train(False)`, `model = model.eval()`) before it calls the
-callback (`def run_evaled(helper, model, *args): model.eval(); return helper(model, *args)`)
-hands the callback that module, or a descendant, in eval mode, when the switch runs on every
-path to each call and nothing between them can change the mode: the module (or a name holding
+callback (`def run_evaled(helper, model, *args): model.eval(); return helper(model, *args)`),
+or in the callback's call itself (`return helper(model.eval(), *args)`: `Module.eval` returns
+the module), hands the callback that module, or a descendant, in eval mode, when the switch
+runs on every path to each call and nothing between them (nor another argument of that call)
+can change the mode: the module (or a name holding
 it or a part) handed to any other call than the callback's, the helper's own recursion, a
 method of `_NEUTRAL` or a builtin of `_INERT` (`prep(model)`, `model.fuse()`,
 `setattr(model, ...)`), a part given to it (`model.bn = ...`), a nested scope naming it, or a
@@ -40,7 +42,7 @@ from __future__ import annotations
 
 import ast
 
-from qlint.analysis.flow.relay_evals import EVALED, ITSELF, escape, eval_of_name, evals, touch
+from qlint.analysis.flow.relay_evals import EVALED, ITSELF, escape, eval_of_name, evals, touch, untouched
 from qlint.analysis.names.scope import parameter_args
 from qlint.analysis.node_memo import kept_on_node
 from qlint.analysis.tree_walk import walk_kinds
@@ -52,6 +54,9 @@ _NAMED = frozenset({"named_children", "named_modules"})  # of (name, descendant)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _TRY = (ast.Try, getattr(ast, "TryStar", ast.Try))
+# Statements whose own reading joins the paths of their bodies (an eval handed over in a body is
+# in the state that body's path ends in, not the joined one).
+_COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, *_TRY)
 
 MODEL, KIDS, NAMED = "model", "kids", "named"
 WHOLE = "whole"  # the module parameter itself (a MODEL that an eval of it switches whole)
@@ -138,6 +143,7 @@ class _Reading:
         self.escaped: set[str] = set(_assigned(func) & set(params))  # a rebound callback is not the caller's
         self.recursive: list[set[tuple[int, int]]] = []  # per recursive call: the (callback, model) it keeps
         self.accounted: set[int] = set()  # ids of parameter loads read as a call or a forwarded callback
+        self.handed_evaled: set[int] = set()  # module parameters a callback was handed evaled (this statement)
 
     # -- statements ----------------------------------------------------------------------
     def block(self, stmts: list[ast.stmt], state: State | None) -> State | None:
@@ -150,9 +156,16 @@ class _Reading:
     def stmt(self, s: ast.stmt, state: State) -> State | None:
         evaled = self._evaled_by(s, state)
         touch(s, state)
+        self.handed_evaled = set()
         out = self._stmt(s, state)
         if out is not None and evaled is not None:
             out[EVALED.format(evaled)] = (WHOLE, evaled)
+        if out is not None and not isinstance(s, _COMPOUND):
+            # `helper(model.eval(), q)`: the module stays evaled after the statement, unless
+            # something else in it may switch it again.
+            for m in self.handed_evaled:
+                if untouched([s], out, m, self.index, self.func.name):
+                    out[EVALED.format(m)] = (WHOLE, m)
         return out
 
     def _evaled_by(self, s: ast.stmt, state: State) -> int | None:
@@ -263,17 +276,38 @@ class _Reading:
         if isinstance(func, ast.Name) and func.id in self.index:
             self.accounted.add(id(func))
             passed = set()
+            evaled = set()
             for position, arg in enumerate(node.args):
                 if isinstance(arg, ast.Starred):
                     break
+                if id(arg) in self.evals:  # `fn(model.eval())`, `fn(model.train(False))`
+                    value = self._handed_evaled(arg, state)
+                    if value is not None:
+                        passed.add((position, value))
+                        others = [a for a in node.args if a is not arg] + [kw.value for kw in node.keywords]
+                        if untouched(others, state, value, self.index, self.func.name):
+                            evaled.add((position, value))
+                    continue
                 value = self.value(arg, state)
                 if value is not None and value[0] in _MODULES:
                     passed.add((position, value[1]))
             self.calls.setdefault(func.id, []).append(passed)
-            evaled = {(p, m) for p, m in passed if EVALED.format(m) in state}
+            evaled |= {(p, m) for p, m in passed if EVALED.format(m) in state}
             self.evaled.setdefault(func.id, []).append(evaled)
         elif isinstance(func, ast.Name) and func.id == self.func.name:
             self.recursive.append(self._recursion(node, state))
+
+    def _handed_evaled(self, arg: ast.expr, state: State) -> int | None:
+        """The module parameter `helper(model.eval(), q)` hands the callback evaled (`Module.eval`
+        returns the module itself); None, and no relay, for an eval of anything else."""
+        self.seen.add(id(arg))
+        value = state.get(eval_of_name(arg))
+        if value is None or value[0] != WHOLE:
+            self.other_switch = True  # a part, another module, or a name holding one on some path
+            return None
+        self.ever_evaled.add(value[1])
+        self.handed_evaled.add(value[1])
+        return value[1]
 
     def _recursion(self, node: ast.Call, state: State) -> set[tuple[int, int]]:
         """(callback, model) pairs the recursive call hands on as they are."""

@@ -8,8 +8,10 @@ worked, two in a row did not). The fact stays what one module's text says (it is
 module content); the chain is followed here, when the trigger asks about a helper the file
 switches the result of: a module-level function of A whose text calls a function A imports from
 another module of the project (`capture_b(` of `from b import capture_b`, `b.capture_b(` of
-`import b`) that is itself such a helper, up to `DEPTH` modules further, each (module, function)
-once. The model flow then decides on the helpers' real returns and stores, as it does for one.
+`import b`), or a method of an instance of a class A imports, made in the call's expression
+(`Exporter(x).export(` of `from b import Exporter`, the chain's last link: GraphReturns lists
+it as `Exporter.export`), that is itself such a helper, up to `DEPTH` modules further, each
+(module, function) once. The model flow then decides on the helpers' real returns and stores, as it does for one.
 
 What it reads: the text of each module on the way (its import statements, and the lines of the
 function, from its `def` at the start of a line to the next line starting a statement of the
@@ -31,7 +33,9 @@ LIBRARY_ROOTS = frozenset({"torch", "torchao", "numpy", "copy", "typing", "colle
 _RELATIVE = lazy(r"from[ \t]+\.")
 # A line that starts a module-level statement (not a signature's closing bracket).
 _TOP_LEVEL = lazy(r"^[^\s)#]", re.MULTILINE)
-_DEFINITION = lazy(r"^(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(", re.MULTILINE)
+_DEFINITION = lazy(r"^()(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(", re.MULTILINE)
+_CLASS = lazy(r"^()class[ \t]+(\w+)[ \t]*[(:]", re.MULTILINE)
+_METHOD = lazy(r"^([ \t]+)(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(", re.MULTILINE)
 _IDENTIFIER = lazy(r"[A-Za-z_]\w*")
 
 
@@ -77,6 +81,9 @@ def _called_imports(body: str, imports: list[tuple[str, str]]):
         module, _, attr = full.rpartition(".")
         if module and any(_opens_call(body, end) for end in _word_ends(body, local)):
             yield module, attr
+            # `from b import Exporter`: `Exporter(x).export(`, a method of an instance made there
+            for method in _made_methods(body, local) if local[:1].isupper() else ():
+                yield module, f"{attr}.{method}"
         # `import b` / `from pkg import b`: `b.capture_b(`
         for end in _word_ends(body, local + "."):
             m = _IDENTIFIER.match(body, end)
@@ -99,6 +106,19 @@ def _word_ends(text: str, word: str):
             yield i + len(word)
 
 
+def _made_methods(body: str, cls: str):
+    """The methods called on an instance of `cls` made in the same expression (`cls(x).m(`),
+    its arguments without a bracket or a line break."""
+    for end in _word_ends(body, cls + "("):
+        close = end
+        while close < len(body) and body[close] not in "()[]{}\n":
+            close += 1
+        if body[close : close + 2] == ").":
+            m = _IDENTIFIER.match(body, close + 2)
+            if m is not None and _opens_call(body, m.end()):
+                yield m.group()
+
+
 def _opens_call(text: str, i: int) -> bool:
     """Whether `(` follows position `i`, after spaces and tabs."""
     while i < len(text) and text[i] in " \t":
@@ -108,15 +128,36 @@ def _opens_call(text: str, i: int) -> bool:
 
 def _function_text(text: str, name: str) -> str | None:
     """The lines of the module-level function `name`, from its `def` to the next line that
-    starts a statement of the module (a closing bracket of its signature aside)."""
-    m = next((d for d in _DEFINITION.finditer(text) if d.group(1) == name), None) if name in text else None
+    starts a statement of the module (a closing bracket of its signature aside); for
+    `Class.method`, those of the method's `def` in the module-level class's lines, to the next
+    line indented no deeper."""
+    cls, dot, method = name.rpartition(".")
+    if dot:
+        block = _block(text, cls, _CLASS)
+        return _block(block, method, _METHOD) if block is not None else None
+    return _block(text, name, _DEFINITION)
+
+
+def _block(text: str, name: str, definition) -> str | None:
+    m = next((d for d in definition.finditer(text) if d.group(2) == name), None) if name in text else None
     if m is None:
         return None
     end = text.find("\n", m.end())
     if end == -1:
         return text[m.start() :]
-    line = _TOP_LEVEL.search(text, end + 1)
-    return text[m.start() : line.start() if line is not None else len(text)]
+    indent = len(m.group(1))
+    if not indent:
+        line = _TOP_LEVEL.search(text, end + 1)
+        return text[m.start() : line.start() if line is not None else len(text)]
+    # A method: to the next line starting a statement indented no deeper (in the class's lines).
+    while end != -1:
+        start = end + 1
+        end = text.find("\n", start)
+        line = text[start : end if end != -1 else len(text)]
+        code = line.lstrip(" \t")
+        if code and code[0] not in ")#" and len(line) - len(code) <= indent:
+            return text[m.start() : start]
+    return text[m.start() :]
 
 
 __all__ = ["DEPTH", "LIBRARY_ROOTS", "returns_graph"]

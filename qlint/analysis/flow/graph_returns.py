@@ -46,6 +46,7 @@ _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _ARGUMENTS = lazy(r"[^()\[\]{}\n]*")
 _ASSIGNS = frozenset({ast.Assign})
 _ASSIGNED = lazy(r"[ \t]*=[ \t]*([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?)\(")
+_MADE = lazy(r"[ \t]*=[ \t]*([A-Z]\w*\([^()\[\]{}\n]*\)\.[A-Za-z_]\w*)\(")
 # A name of a tuple target (`name, info = f(`, `(info, name) = f(`): what its line holds before
 # the name, and after the `,` or `)` that follows it. Compiled once: a pattern compiled per
 # name costs ~0.3 ms of `sre_compile` each, and a module switches a handful of names.
@@ -68,12 +69,13 @@ def may_switch_graph(text: str) -> bool:
 class GraphReturns:
     """The module-level functions whose text names a graph source and that return a value or
     store on an attribute of a parameter (`m.core = prepare_qat_pt2e(...)`, `left_graphs`),
-    and the methods of its module-level classes that name one and store so, as `Class.method`."""
+    and the methods of its module-level classes that name one and store or return so, as
+    `Class.method`."""
 
     # Lazy: since the import trigger reads a module that names no graph source from its text
     # (`_graph_returns`), the fact is asked of few modules (ExecuTorch, cold: computed with 562
     # summaries made for other readers, read for 7, at the cost of 5 more parses now).
-    key = "ql203.graph_returns.v4"
+    key = "ql203.graph_returns.v5"
     lazy = True
 
     def compute(self, tree: ast.Module, scope, text: str):
@@ -86,10 +88,10 @@ class GraphReturns:
             if isinstance(node, _FUNCS) and (_returns_value(node) or _stores_on_parameter(node)):
                 bodies[node.name] = "".join(lines[node.lineno - 1 : node.end_lineno])
             elif isinstance(node, ast.ClassDef):
-                # `Keeper().keep(h, m)`: the model flow decides on the method's real stores.
-                # (Most methods take `self` alone, and answer at once.)
+                # `Keeper().keep(h, m)`, `gm = Exporter(x).export(m)`: the model flow decides on
+                # the method's real stores and returns.
                 for f in node.body:
-                    if isinstance(f, _FUNCS) and _stores_on_parameter(f):
+                    if isinstance(f, _FUNCS) and (_stores_on_parameter(f) or _returns_value(f)):
                         body = "".join(lines[f.lineno - 1 : f.end_lineno])
                         if any(s in body for s in GRAPH_SOURCES):
                             methods.append(f"{node.name}.{f.name}")
@@ -136,12 +138,12 @@ def switched_receivers(text: str) -> tuple[dict[str, int], set[str]]:
     return receivers, in_place
 
 
-def _switched_results(text: str, handed_to: set[str] | None = None) -> set[str]:
+def _switched_results(text: str) -> set[str]:
     """The callees (`capture`, `helpers.prepare`) whose result the text switches: bound to a
     name that is then switched (`gm = capture(...)` ... `gm.eval()`), or switched in place
     (`capture(model, x).eval()`), also through an item (`out["model"].train()`,
     `capture(m)[0].eval()`); and those handed the name whose value, or an attribute of it, is
-    switched (`attach(m, q)` ... `m.core.train()`), also added to `handed_to`. Only their
+    switched (`attach(m, q)` ... `m.core.train()`). Only their
     imports are looked up: a module's every imported call would cost a lookup (and a parse)
     per imported module."""
     receivers, out = switched_receivers(text)
@@ -150,6 +152,7 @@ def _switched_results(text: str, handed_to: set[str] | None = None) -> set[str]:
     until: dict[str, int] = {}
     for name, at in receivers.items():
         out.update(_bound_to(text, name))
+        out.update(_bound_to(text, name, _made_binding))  # `gm = Exporter(x).export(`
         root = name.partition(".")[0]
         until[root] = max(until.get(root, at), at)
     pending: dict[str, int | None] = {r: at for r, at in until.items() if r not in ("self", "cls")}
@@ -160,8 +163,6 @@ def _switched_results(text: str, handed_to: set[str] | None = None) -> set[str]:
             defs: set[str] = set()
             found = _handed_to(text, root, limit, defs)
             out |= found
-            if handed_to is not None:
-                handed_to |= found
             # A function of this module switching its parameter (`def to_eval(h): h.gm.eval()`):
             # what its calls hand it is switched too (`keep(h, m)`, then `to_eval(h)`), as is a
             # name bound to a call (`g = capture(m)`, then `to_eval(g)`).
@@ -274,10 +275,11 @@ def _handed(root: str) -> re.Pattern:
     return re.compile(re.escape(root) + r"[ \t]*[,)]")
 
 
-def _bound_to(text: str, name: str) -> set[str]:
-    """The callees of the calls `name` is bound to (`name = callee(`)."""
+def _bound_to(text: str, name: str, binding=None) -> set[str]:
+    """The callees of the calls `name` is bound to (`name = callee(`; with `_made_binding`, the
+    methods called on an instance made there, `name = Exporter(x).export(`)."""
     out = set()
-    for m in _binding(name).finditer(text):
+    for m in (binding or _binding)(name).finditer(text):
         at = m.start()
         if at == 0 or not (text[at - 1].isalnum() or text[at - 1] in "_."):
             out.add(m.group(1))
@@ -290,6 +292,12 @@ def _binding(name: str) -> re.Pattern:
     # receiver such as `m` stops at every `m` of the module (~2 ms a keystroke on a
     # 4,300-line test module).
     return re.compile(re.escape(name) + _ASSIGNED.pattern)
+
+
+@functools.lru_cache(maxsize=512)
+def _made_binding(name: str) -> re.Pattern:
+    # The construction's arguments hold no bracket or line break, as `_on_instance` asks.
+    return re.compile(re.escape(name) + _MADE.pattern)
 
 
 def _dotted_before(text: str, end: int) -> str:
@@ -306,21 +314,22 @@ def returning_calls(text: str, path: str, project) -> tuple[str, ...]:
     that may return an exported graph, whose results `text` switches."""
     if project is None:
         return ()
-    handed: set[str] = set()
-    callees = _switched_results(text, handed)
+    callees = _switched_results(text)
     if not callees:
         return ()
     # The file's imports as QL101's and QL102's import triggers read them just before (once per
     # text; its module named only where a relative import needs it).
     imports = file_imports(text, path)
     # A method called on an instance of a class, handed what is switched (`k.keep(h`, `k =
-    # Keeper(...)`; `Keeper().keep(h`): GraphReturns lists the methods that store only.
+    # Keeper(...)`; `Keeper().keep(h`).
+    # Or one whose result is switched (`gm = Exporter(x).export(m)`, `e = Exporter(x); gm =
+    # e.export(m)`): GraphReturns lists the methods that return too.
     classes: dict[str, list[str]] = {}
     imported = {local for local, _ in imports}
-    for c in handed & callees:
+    for c in callees:
         head, _, method = c.partition(".")
-        if head.endswith("()"):
-            classes.setdefault(head[:-2], []).append(c)
+        if "(" in c:  # `Keeper().keep`, `Exporter(x).export`
+            classes.setdefault(c[: c.index("(")], []).append(c)
         elif method and "." not in method and head not in imported and head not in ("self", "cls"):
             for cls in _bound_to(text, head):
                 if "." not in cls and cls[:1].isupper():
@@ -332,9 +341,13 @@ def returning_calls(text: str, path: str, project) -> tuple[str, ...]:
             continue
         module, _, attr = full.rpartition(".")
         if local in classes and module:
-            # `from pkg.store import Keeper`
-            names = _graph_returns(project, module, path)
-            out.extend(f"{c}(" for c in classes[local] if names and f"{attr}.{c.rpartition('.')[2]}" in names)
+            # `from pkg.store import Keeper` (also when the method calls a helper of a third
+            # module that returns or stores a graph: `forwarded_graphs`)
+            out.extend(
+                f"{c}("
+                for c in classes[local]
+                if returns_graph(project, module, f"{attr}.{c.rpartition('.')[2]}", path, _graph_returns)
+            )
         # `from pkg.helpers import capture` (also when `capture` calls a helper of a third
         # module that does: `forwarded_graphs`)
         if module and local in callees and returns_graph(project, module, attr, path, _graph_returns):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 
+from qlint.analysis.flow.evaled_fields import evaled_whole
 from qlint.analysis.flow.held_parts import part_build
 from qlint.analysis.flow.model_values import Env
 from qlint.analysis.flow.part_modes import switched
@@ -27,6 +28,8 @@ def part_switch(sem, node: ast.Call, mode: str | None, env: Env) -> None:
     root, steps = path
     if root.is_graph or root not in env.modes:
         return
+    if mode == "eval" and evaled_whole(root, steps, node, env):
+        return  # `w.model.eval()` of a wrapper holding nothing else that depends on the mode
     facts = env.modes[root]
     dependent = part_dependent(sem, root, steps) if mode is not None else ()
     env.modes[root] = frozenset(switched(f, steps, mode, node, dependent) for f in facts)

@@ -18,7 +18,9 @@ is not followed from its calls (`opaque`).
 One such other decorator is read for what it does to the arguments: a wrapper that is a
 pass-through but for statements it opens with, each putting one of its own positional
 parameters in eval mode (`def evaled(fn): def w(model, *a): model.eval(); return fn(model,
-*a)`), hands the function that parameter in eval mode at every call (`evaled_parameters`).
+*a)`), or for the parameters its call of `fn` hands evaled (`return fn(model.eval(), *a)`, in
+every call alike), hands the function that parameter in eval mode at every call
+(`evaled_parameters`).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import ast
 
 from qlint.analysis.flow.mode_neutral import mode_neutral
 from qlint.analysis.flow.registering_decorators import registering
+from qlint.analysis.flow.relay_evals import eval_of_name
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.node_memo import kept_on_node
 from qlint.analysis.tree_walk import SCOPES, isinstance_test, own_nodes
@@ -182,20 +185,24 @@ def _wrapper(wrapper: ast.FunctionDef, fn: str, resolver: Resolver, local: dict[
     star = args.vararg.arg if args.vararg else None
     kw = args.kwarg.arg if args.kwarg else None
     evaled = []  # the positions of the parameters the opening statements eval
-    for stmt in wrapper.body[:-1]:
-        position = _evaled_param(stmt, params)
-        if position is None:
+    for stmt in wrapper.body[:-1]:  # `model.eval()`, `model.train(False)`: statements of their own
+        name = eval_of_name(stmt.value) if isinstance(stmt, ast.Expr) else None
+        if name not in params:
             break
-        evaled.append(position)
+        evaled.append(params.index(name))
     body = wrapper.body[len(evaled) :]
     calls: list[ast.Call] = []
     allowed: set[int] = set()  # the loads of `fn` and the parameters in the exact calls
+    handed: list[frozenset[int]] = []  # per call: the positions it hands evaled (`fn(m.eval())`)
     for node in own_nodes(body):
-        if isinstance(node, ast.Call) and _exact(node, fn, params, star, kw):
+        found = _exact(node, fn, params, star, kw) if isinstance(node, ast.Call) else None
+        if found is not None:
             calls.append(node)
+            handed.append(found)
             allowed.update(id(n) for n in ast.walk(node) if isinstance(n, ast.Name))
-    if not calls:
-        return "no"
+    if not calls or len(set(handed)) > 1:
+        return "no"  # none, or calls that eval different parameters: in no one mode
+    evaled += handed[0]
     # The `fn` of `fn.method(...)`: a call through it, not a read of a name for a log line.
     called = {
         id(n.func.value)
@@ -215,31 +222,15 @@ def _wrapper(wrapper: ast.FunctionDef, fn: str, resolver: Resolver, local: dict[
             allowed.add(id(node.value))  # `fn.__name__` read for a log line
         elif isinstance(node, ast.Name) and node.id in params and _tested(node, parents):
             allowed.add(id(node))  # `if not cfg.QUANTIZATION.EAGER_MODE:`
-    handed = {fn, *params, star, kw} - {None}
+    names = {fn, *params, star, kw} - {None}
     for node in (n for stmt in body for n in ast.walk(stmt)):
-        if isinstance(node, ast.Name) and node.id in handed and id(node) not in allowed:
+        if isinstance(node, ast.Name) and node.id in names and id(node) not in allowed:
             return "no"  # handed elsewhere, changed (`model.eval()`, `kwargs.pop`), or rebound
-        if isinstance(node, (ast.Global, ast.Nonlocal)) and handed & set(node.names):
+        if isinstance(node, (ast.Global, ast.Nonlocal)) and names & set(node.names):
             return "no"
     if not _returns_result(wrapper, calls):
         return "no"
     return _EVALS + ",".join(str(p) for p in sorted(set(evaled))) if evaled else _PASSES
-
-
-def _evaled_param(stmt: ast.stmt, params: tuple[str, ...]) -> int | None:
-    """The position of the parameter `stmt` puts in eval mode: `model.eval()` or
-    `model.train(False)`, a statement of its own."""
-    call = stmt.value if isinstance(stmt, ast.Expr) else None
-    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and not call.keywords):
-        return None
-    receiver = call.func.value
-    if not isinstance(receiver, ast.Name) or receiver.id not in params:
-        return None
-    off = call.func.attr == "train" and len(call.args) == 1
-    off = off and isinstance(call.args[0], ast.Constant) and call.args[0].value is False
-    if (call.func.attr == "eval" and not call.args) or off:
-        return params.index(receiver.id)
-    return None
 
 
 def _local_imports(deco: ast.FunctionDef) -> dict[str, str]:
@@ -286,22 +277,29 @@ def _mentions(func: ast.AST, name: str) -> bool:
     return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(func))
 
 
-def _exact(call: ast.Call, fn: str, params: tuple[str, ...], star: str | None, kw: str | None) -> bool:
-    """`fn(p1, ..., pn, *star, **kw)`: the wrapper's own parameters, in order, and nothing more."""
+def _exact(call: ast.Call, fn: str, params: tuple[str, ...], star: str | None, kw: str | None) -> frozenset[int] | None:
+    """`fn(p1, ..., pn, *star, **kw)`: the wrapper's own parameters, in order, and nothing more,
+    but that a parameter may be handed evaled (`fn(model.eval(), *args)`: `Module.eval`
+    returns the module itself). The positions handed so, or None for another call."""
     if not (isinstance(call.func, ast.Name) and call.func.id == fn):
-        return False
+        return None
     if len(call.args) != len(params) + (star is not None) or len(call.keywords) != (kw is not None):
-        return False
-    if any(not (isinstance(a, ast.Name) and a.id == p) for a, p in zip(call.args[: len(params)], params, strict=True)):
-        return False
+        return None
+    evaled = set()
+    for i, (a, p) in enumerate(zip(call.args[: len(params)], params, strict=True)):
+        if eval_of_name(a) == p:
+            evaled.add(i)
+        elif not (isinstance(a, ast.Name) and a.id == p):
+            return None
     if star is not None:
         last = call.args[-1]
         if not (isinstance(last, ast.Starred) and isinstance(last.value, ast.Name) and last.value.id == star):
-            return False
+            return None
     if kw is not None:
         (given,) = call.keywords
-        return given.arg is None and isinstance(given.value, ast.Name) and given.value.id == kw
-    return True
+        if not (given.arg is None and isinstance(given.value, ast.Name) and given.value.id == kw):
+            return None
+    return frozenset(evaled)
 
 
 def _returns_result(wrapper: ast.FunctionDef, calls: list[ast.Call]) -> bool:

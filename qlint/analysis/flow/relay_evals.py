@@ -4,8 +4,9 @@ undoes them.
 `def run_evaled(helper, model, *args): model.eval(); return helper(model, *args)` hands its
 callback the module in eval mode, whatever its caller passed: `callback_relays` reads such an
 eval as a state key of its path (`EVALED`), kept while the path joins others that made it too.
-A statement-level eval of a name (`model.eval()`, `model.train(False)`, `m = model.eval()`) is
-the only switch allowed (`evals`); what may switch the module again afterwards drops the key:
+A statement-level eval of a name (`model.eval()`, `model.train(False)`, `m = model.eval()`), or
+one handed straight to the callback (`helper(model.eval(), *args)`), is the only switch allowed
+(`evals`); what may switch the module again afterwards drops the key:
 the module, or a name holding it or a part, handed to a call (`prep(model)`, `freeze(model.bn)`,
 `setattr(model, ...)`), a method called on it (`model.fuse()`), a part given to or taken from it
 (`model.bn = ...`), but the callback's own calls, the helper's recursion, methods that leave the
@@ -37,13 +38,16 @@ INERT = frozenset({"isinstance", "hasattr", "len", "id", "type", "print", "repr"
 
 def evals(func: ast.AST) -> frozenset[int] | None:
     """The ids of the statement-level evals of a name in `func` (`m.eval()`, `m.train(False)`,
-    `x = m.eval()`), which the reading may take for evals of the module parameter; None when
-    anything else switches a mode."""
+    `x = m.eval()`) and of those a call of a plain name is handed as a positional argument
+    (`helper(m.eval(), q)`: `Module.eval` returns the module itself), which the reading may
+    take for evals of the module parameter; None when anything else switches a mode."""
     allowed = set()
     switches = set()
     for node in ast.walk(func):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _SWITCHES:
             switches.add(id(node))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            allowed.update(id(a) for a in node.args if eval_of_name(a) is not None)
         value = node.value if isinstance(node, (ast.Expr, ast.Assign)) else None
         if isinstance(node, ast.Assign) and not all(isinstance(t, ast.Name) for t in node.targets):
             value = None
@@ -94,6 +98,16 @@ def escape(node: ast.AST, state: dict, callbacks: dict, own: str) -> None:
             state.pop(EVALED.format(m), None)
 
 
+def untouched(nodes: list[ast.AST], state: dict, model: int, callbacks: dict, own: str) -> bool:
+    """No call in `nodes` may switch module parameter `model` (`escape`): what a statement
+    handing it over evaled (`helper(model.eval(), q)`) leaves evaled."""
+    probe = {k: v for k, v in state.items() if not k.startswith("<")}
+    probe[EVALED.format(model)] = ("whole", model)
+    for node in nodes:
+        escape(node, probe, callbacks, own)
+    return EVALED.format(model) in probe
+
+
 def touch(s: ast.stmt, state: dict) -> None:
     """A part given to the module, or taken from it (`model.bn = nn.BatchNorm2d(3)`,
     `del model.head`, `model.layers[0] = ...`), undoes its eval: the part is in its own mode."""
@@ -109,4 +123,15 @@ def touch(s: ast.stmt, state: dict) -> None:
                 state.pop(EVALED.format(m), None)
 
 
-__all__ = ["EVALED", "INERT", "ITSELF", "NEUTRAL", "escape", "eval_of_name", "evals", "module_of", "touch"]
+__all__ = [
+    "EVALED",
+    "INERT",
+    "ITSELF",
+    "NEUTRAL",
+    "escape",
+    "eval_of_name",
+    "evals",
+    "module_of",
+    "touch",
+    "untouched",
+]

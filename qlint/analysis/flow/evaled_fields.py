@@ -1,0 +1,96 @@
+"""A wrapper evaled through the one field that holds a module (`w = Wrapper(Net());
+w.model.eval()`, then `w` captured).
+
+`Module.eval` of the field switches every module in it; the wrapper's own `training` flag
+changes its graph only through what reads it. So when the field holds the wrapper's only
+mode-dependent content, the wrapper is in eval mode for a capture, as after `w.eval()`.
+`part_modes` keeps such a switch as a part of a train-mode whole (the wrapper may hold other
+parts still in train mode); here it has none:
+
+- the wrapper is one construction of a class of the project, read in full (not a summarised
+  class of another module), whose code switches or adds no part after `__init__`
+  (`evaled_parts.switches_no_part`);
+- `__init__` stores the field once, as a statement of its own body: from its parameter as it
+  came (`self.model = model`), or from a construction (`self.model = Net()`);
+- the class's content beside that field holds nothing found to depend on the mode, read in
+  full (no `self.training`, no dropout or batch norm of its own), and every other argument of
+  the construction is no module (`Built.hyperparameter`).
+
+`evaled_holders` reads the other order (`net = Net(); w = Wrapper(net); net.eval()`) for a
+module the walk names; a field reassigned later is given a part in its own mode
+(`model_attrs.given_parts`), as after `w.eval()`.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from qlint.analysis.flow.evaled_parts import switches_no_part
+from qlint.analysis.flow.model_classes import in_check
+from qlint.analysis.flow.model_values import CONSTRUCTED, Env, ModeFact, Obj
+from qlint.analysis.names.scope import own_init, parameter_at
+
+
+def evaled_whole(root: Obj, steps: tuple[str, ...], node: ast.Call, env: Env) -> bool:
+    """Put `root` in eval mode, named by `node` (the `.eval()` of its part at `steps`), when
+    that part is the only content of the wrapper whose mode matters; False otherwise."""
+    facts = env.modes.get(root)
+    if len(steps) != 1 or not facts or any(f.state != "train" or f.parts for f in facts):
+        return False
+    if len(root.origins) != 1:
+        return False
+    (origin,) = root.origins
+    built = origin.built if origin.kind == CONSTRUCTED else None
+    cls = getattr(built, "cls", None)
+    if cls is None or cls.summarised or cls.around is not None or not switches_no_part(cls.node):
+        return False
+    init = own_init(cls.node)
+    store = _store(init, steps[0]) if init is not None else None
+    if store is None:
+        return False
+    index = in_check(built.index)
+    params = {a.arg for a in (*init.args.posonlyargs, *init.args.args[1:], *init.args.kwonlyargs)}
+    if isinstance(store, ast.Name) and store.id in params:
+        given = store.id  # the argument passed for it is the field's module
+        dependent, complete = index.content_beside(cls, frozenset({given}))
+    elif isinstance(store, ast.Call):
+        given = None
+        dependent, complete = index.content_without(cls, frozenset({id(store)}))
+    else:
+        return False
+    if not complete or dependent:
+        return False
+    call = built.call
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(kw.arg is None for kw in call.keywords):
+        return False
+    slots = [*((a, i, None) for i, a in enumerate(call.args)), *((kw.value, None, kw.arg) for kw in call.keywords)]
+    for arg, position, keyword in slots:
+        if given is not None and parameter_at(init.args, 1, position, keyword) == given:
+            continue
+        if not built.hyperparameter(arg, position, keyword):
+            return False
+    env.modes[root] = frozenset({ModeFact("eval", node)})
+    return True
+
+
+def _store(init: ast.FunctionDef, attr: str) -> ast.expr | None:
+    """The value `__init__` stores in `self.<attr>` by the one statement of its body naming it
+    as a target; None when it stores it otherwise or more than once."""
+    found = [
+        n
+        for n in ast.walk(init)
+        if isinstance(n, ast.Attribute)
+        and n.attr == attr
+        and isinstance(n.value, ast.Name)
+        and n.value.id == "self"
+        and not isinstance(n.ctx, ast.Load)
+    ]
+    if len(found) != 1:
+        return None
+    for stmt in init.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and stmt.targets[0] is found[0]:
+            return stmt.value
+    return None
+
+
+__all__ = ["evaled_whole"]
