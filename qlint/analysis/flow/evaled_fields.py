@@ -52,10 +52,10 @@ def evaled_whole(root: Obj, steps: tuple[str, ...], node: ast.Call, env: Env) ->
     params = {a.arg for a in (*init.args.posonlyargs, *init.args.args[1:], *init.args.kwonlyargs)}
     if isinstance(store, ast.Name) and store.id in params:
         given = store.id  # the argument passed for it is the field's module
-        dependent, complete = index.content_beside(cls, frozenset({given}))
+        dependent, complete = index.contents.content_beside(cls, frozenset({given}))
     elif isinstance(store, ast.Call):
         given = None
-        dependent, complete = index.content_without(cls, frozenset({id(store)}))
+        dependent, complete = index.contents.content_without(cls, frozenset({id(store)}))
     else:
         return False
     if not complete or dependent:
