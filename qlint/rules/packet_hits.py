@@ -6,8 +6,10 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.names.resolver import Located, OpRef, Resolver
-from qlint.rules.overload_fixes import FixSite, graphs_carry
-from qlint.value_classes import value_class
+from qlint.optable import OpTable
+from qlint.rules.overload_fixes import FixSite
+from qlint.rules.sibling_overloads import missed_overloads
+from qlint.value_classes import replace, value_class
 
 
 @value_class(frozen=True)
@@ -15,11 +17,15 @@ class Hit:
     ref: OpRef
     element: Located  # where the packet is written
     site: FixSite
+    # Overloads graphs carry that the packet's own overloads beside it leave unmatched
+    # (`aten.arange` beside `aten.arange.start` leaves `.default`, `.start_step`).
+    missed: tuple[str, ...] = ()
 
 
 def collection_hits(expr: ast.expr, resolver: Resolver) -> list[Hit]:
-    """Packets in a collection of ops, unless the collection also holds their overloads or
-    maps each packet to one of its overloads (a normalizer table)."""
+    """Packets in a collection of ops, unless the collection also holds the overloads graphs
+    carry of their op (`sibling_overloads`) or maps each packet to one of its overloads (a
+    normalizer table)."""
     members = resolver.members(expr)
     if members is None:
         return []
@@ -34,12 +40,49 @@ def collection_hits(expr: ast.expr, resolver: Resolver) -> list[Hit]:
             if value is not None and value.key == ref.key and not value.is_packet:
                 continue
         refs.append((ref, m))
-    overloaded = {r.key for r, _ in refs if not r.is_packet and graphs_carry(resolver.optable, r)}
-    return [
-        Hit(ref, located, FixSite("other" if located.dict_key else "element"))
-        for ref, located in refs
-        if ref.is_packet and ref.key not in overloaded
-    ]
+    siblings: dict[tuple, set[str]] = {}
+    for r, _ in refs:
+        if not r.is_packet:
+            siblings.setdefault(r.key, set()).add(r.overload)
+    hits = []
+    for ref, located in refs:
+        if ref.is_packet:
+            missed = missed_overloads(resolver.optable, ref, siblings.get(ref.key, ()))
+            if missed is not None:
+                hits.append(Hit(ref, located, FixSite("other" if located.dict_key else "element"), missed))
+    return hits
+
+
+def overloads_compared(matched: list[tuple[ast.expr, list[Hit]]]) -> dict[tuple, set[str]]:
+    """The overloads, by op, a body compares node targets with (outside collections)."""
+    siblings: dict[tuple, set[str]] = {}
+    for _, hits in matched:
+        for h in hits:
+            if not h.ref.is_packet:
+                siblings.setdefault(h.ref.key, set()).add(h.ref.overload)
+    return siblings
+
+
+def packets_left(optable: OpTable, hits: list[Hit], siblings: dict[tuple, set[str]]) -> list[Hit]:
+    """The packet hits that the body's own overloads of their op (`siblings`) leave reported,
+    each with what neither those nor its collection's overloads match (`Hit.missed`)."""
+    kept = []
+    for h in hits:
+        if not h.ref.is_packet:
+            continue
+        beside = siblings.get(h.ref.key)
+        if beside:
+            missed = missed_overloads(optable, h.ref, beside)
+            if missed is None:
+                continue
+            if h.missed:  # its collection held overloads too: what neither matches
+                missed = tuple(o for o in h.missed if o not in beside)
+                if not missed:
+                    continue
+            if missed and missed != h.missed:
+                h = replace(h, missed=missed)
+        kept.append(h)
+    return kept
 
 
 def unwrap_nodespec(node: ast.expr) -> ast.expr:
