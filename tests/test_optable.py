@@ -119,12 +119,28 @@ def test_single_non_default_overload(table, op, overload):
         ("aten.clamp", {"default", "Tensor"}),
         ("aten.view", {"default", "dtype"}),
         ("aten.squeeze", {"default", "dim", "dims"}),
+        # The forms probe: each call form of an op that picks another overload.
+        ("aten.arange", {"default", "start", "start_step"}),
+        ("aten.sum", {"default", "dim_IntList"}),
+        ("aten.max", {"default", "dim"}),
+        ("aten.div", {"Tensor", "Tensor_mode"}),
+        ("aten.eq", {"Scalar", "Tensor"}),
+        ("aten.conv1d", {"default", "padding"}),
     ],
 )
 def test_several_overloads_in_real_graphs(table, op, expected):
     info = _info(table, op)
     assert set(info.carried) == expected
+    assert info.evidence == "probe"
     assert info.single_carried is None  # no blind `.default` fix
+
+
+def test_forms_probe_records_symbolic_sizes():
+    # `arange(x.size(0))` with a dynamic first dimension: export records `sym_size.int` and
+    # an `arange.default` of it.
+    aten = json.loads(DEFAULT_PATH.read_text())["layers"]["base"]["ops"]["aten"]
+    assert "export_dynamic" in aten["arange"]["flows"]["default"]
+    assert aten["sym_size"]["carried"] == ["int"]
 
 
 def test_qdq_per_tensor_overloads(table):

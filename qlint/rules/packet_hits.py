@@ -6,8 +6,10 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.names.resolver import Located, OpRef, Resolver
-from qlint.rules.overload_fixes import FixSite, graphs_carry
-from qlint.value_classes import value_class
+from qlint.optable import OpTable
+from qlint.rules.overload_fixes import FixSite
+from qlint.rules.sibling_overloads import missed_overloads
+from qlint.value_classes import replace, value_class
 
 
 @value_class(frozen=True)
@@ -15,11 +17,16 @@ class Hit:
     ref: OpRef
     element: Located  # where the packet is written
     site: FixSite
+    # Overloads graphs carry that the overloads beside a packet its table holds for others
+    # leave unmatched (`aten.arange: ARANGE` beside `aten.arange.start: ARANGE_START` leaves
+    # `.default`, `.start_step`).
+    missed: tuple[str, ...] = ()
 
 
 def collection_hits(expr: ast.expr, resolver: Resolver) -> list[Hit]:
-    """Packets in a collection of ops, unless the collection also holds their overloads or
-    maps each packet to one of its overloads (a normalizer table)."""
+    """Packets in a collection of ops, unless the collection also holds the overloads graphs
+    carry of their op (`sibling_overloads`) or maps each packet to one of its overloads (a
+    normalizer table)."""
     members = resolver.members(expr)
     if members is None:
         return []
@@ -34,12 +41,58 @@ def collection_hits(expr: ast.expr, resolver: Resolver) -> list[Hit]:
             if value is not None and value.key == ref.key and not value.is_packet:
                 continue
         refs.append((ref, m))
-    overloaded = {r.key for r, _ in refs if not r.is_packet and graphs_carry(resolver.optable, r)}
-    return [
-        Hit(ref, located, FixSite("other" if located.dict_key else "element"))
-        for ref, located in refs
-        if ref.is_packet and ref.key not in overloaded
-    ]
+    siblings: dict[tuple, set[str]] = {}
+    sibling_values: dict[tuple, set[str]] = {}  # what a table maps the overloads to
+    for r, m in refs:
+        if not r.is_packet:
+            siblings.setdefault(r.key, set()).add(r.overload)
+            if m.dict_value is not None:
+                sibling_values.setdefault(r.key, set()).add(ast.dump(m.dict_value))
+    hits = []
+    for ref, located in refs:
+        if ref.is_packet:
+            # A table entry mapping the packet to another value than each of its overloads'
+            # (FlatFlow: `aten.arange: ARANGE`, `aten.arange.start: ARANGE_START`) stands for
+            # the other overloads; one mapping it to the same value is an alias of them.
+            distinct = located.dict_value is not None and ast.dump(located.dict_value) not in sibling_values.get(
+                ref.key, ()
+            )
+            missed = missed_overloads(resolver.optable, ref, siblings.get(ref.key, ()), distinct)
+            if missed is not None:
+                hits.append(Hit(ref, located, FixSite("other" if located.dict_key else "element"), missed))
+    return hits
+
+
+def overloads_compared(matched: list[tuple[ast.expr, list[Hit]]]) -> dict[tuple, set[str]]:
+    """The overloads, by op, a body compares node targets with (outside collections)."""
+    siblings: dict[tuple, set[str]] = {}
+    for _, hits in matched:
+        for h in hits:
+            if not h.ref.is_packet:
+                siblings.setdefault(h.ref.key, set()).add(h.ref.overload)
+    return siblings
+
+
+def packets_left(optable: OpTable, hits: list[Hit], siblings: dict[tuple, set[str]]) -> list[Hit]:
+    """The packet hits that the body's own overloads of their op (`siblings`) leave reported:
+    a packet its table holds for other overloads than its siblings' (`Hit.missed`) when those
+    comparisons leave some of them unmatched, any other one when none is an overload graphs
+    can carry (`sibling_overloads`)."""
+    kept = []
+    for h in hits:
+        if not h.ref.is_packet:
+            continue
+        beside = siblings.get(h.ref.key, ())
+        if h.missed:
+            missed = tuple(o for o in h.missed if o not in beside)
+            if not missed:
+                continue
+            if missed != h.missed:
+                h = replace(h, missed=missed)
+        elif beside and missed_overloads(optable, h.ref, beside, distinct=False) is None:
+            continue
+        kept.append(h)
+    return kept
 
 
 def unwrap_nodespec(node: ast.expr) -> ast.expr:

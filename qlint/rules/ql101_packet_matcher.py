@@ -40,7 +40,6 @@ from qlint.rules.base import FileContext, FixAvailability, Rule
 from qlint.rules.module_insertions import inserted_overloads, inserted_packets, insertions
 from qlint.rules.overload_fixes import (
     FixSite,
-    graphs_carry,
     op_evidence,
     op_info,
     overload_facts,
@@ -48,8 +47,9 @@ from qlint.rules.overload_fixes import (
     packet_producers,
     shown,
 )
-from qlint.rules.packet_hits import Hit, arg_hits, collection_hits
+from qlint.rules.packet_hits import Hit, arg_hits, collection_hits, overloads_compared, packets_left
 from qlint.rules.packet_lookups import without_packet_lookups
+from qlint.rules.sibling_overloads import missed_text, sibling_fix
 from qlint.value_classes import replace
 
 # APIs that compare the ops they are given with node targets exactly: `DEFAULT_SINKS`
@@ -158,17 +158,13 @@ class PacketMatcher(Rule):
             aten_overloads = aten_overloads or any(
                 h.ref.namespace == "aten" and not h.ref.is_packet for _, hits in matched for h in hits
             )
-            # A body that also compares targets with an overload of the same op handles both
-            # forms (`t == aten.sym_size or t == aten.sym_size.int`), if graphs carry that
-            # overload (`aten.sym_size.default` is TorchScript's; graphs carry `.int`).
-            both = {
-                h.ref.key
-                for _, hits in matched
-                for h in hits
-                if not h.ref.is_packet and graphs_carry(ctx.optable, h.ref)
-            }
+            # A body that also compares targets with overloads of the same op handles both
+            # forms (`t == aten.sym_size or t == aten.sym_size.int`) if they are the ones
+            # graphs carry (`aten.sym_size.default` is TorchScript's; graphs carry `.int`), all
+            # of them (`aten.arange.start` leaves `.default`): `sibling_overloads`.
+            siblings = overloads_compared(matched)
             for use, hits in matched:
-                hits = [h for h in hits if h.ref.is_packet and h.ref.key not in both]
+                hits = packets_left(ctx.optable, hits, siblings)
                 if hits:
                     for hit, diag in self._report(ctx, use, hits):
                         if id(use) in related:  # the base class's method that compares it
@@ -291,7 +287,11 @@ class PacketMatcher(Rule):
                 short = "it never matches a graph node"
             what = f"{shown(spelled, hit.ref)} is an OpOverloadPacket compared with FX node targets: {short}"
             both = style == "both" or (style == "auto" and producers)
-            fix = overload_fix(info, spelled, rng, hit.site, "both" if both else "overload", producers)
+            if hit.missed:
+                what = f"{what}, and {missed_text(hit.missed)}"
+                fix = sibling_fix(spelled, rng, hit.missed, bool(both))
+            else:
+                fix = overload_fix(info, spelled, rng, hit.site, "both" if both else "overload", producers)
             related: tuple[RelatedInfo, ...] = ()
             if remote:
                 # Relative to the file being checked, as a person reading it would look for it.
