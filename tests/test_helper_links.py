@@ -185,3 +185,82 @@ def test_importers_are_not_parsed_from_modules_spelling_the_name_only_as_a_call(
     assert _rows(pkg, "match_utils", "QL101") == []
     assert "calls_only.py" not in parsed
     assert {"select_small.py", "select_large.py"} <= set(parsed)
+
+
+# Modules spelling the helper's name outside any import: an attribute, a value, prose.
+NAMED_ONLY = '''\
+"""Runs the steps in order; see match_utils."""
+
+DEFAULT = None
+
+
+def run(step, registry, n):
+    matcher = step.match_utils
+    registry.add(match_utils)
+    return matcher(n)
+
+
+match_utils = DEFAULT
+'''
+
+
+def test_importers_are_parsed_only_from_modules_whose_imports_may_name_the_helper(tmp_path, monkeypatch):
+    parsed = _parsed_by_the_search(monkeypatch)
+    pkg = _package(tmp_path, named_only=NAMED_ONLY)
+    assert _rows(pkg, "match_utils", "QL101") == []
+    assert "named_only.py" not in parsed
+    assert {"select_small.py", "select_large.py"} <= set(parsed)
+
+
+def _parsed_by_the_search(monkeypatch) -> list[str]:
+    import qlint.rules.helper_links as helper_links
+
+    parsed: list[str] = []
+    real = helper_links.parsed_module
+
+    def counting(reader, path, text):
+        parsed.append(path.rsplit("/", 1)[-1])
+        return real(reader, path, text)
+
+    monkeypatch.setattr(helper_links, "parsed_module", counting)
+    return parsed
+
+
+# However an unlinked module writes its import of the helper, it is found, and the helper stays
+# loud: the text filter never drops an importer.
+IMPORT_FORMS = {
+    "bracketed with a comment": "from pkg.match_utils import (\n    extract_requant,  # see: rewrites.py\n)\n",
+    "module from its package": "from . import (\n    ops,  # loaded first: x = 1\n    match_utils,\n)\n"
+    "extract_requant = match_utils.extract_requant\n",
+    "dotted with an alias": "import os, pkg.match_utils as mu\n\nextract_requant = mu.extract_requant\n",
+    "continued row": "from pkg \\\n    import match_utils\n\nextract_requant = match_utils.extract_requant\n",
+    "compound statement": "if True: from .match_utils import extract_requant\n",
+    "module from a continued row": "from pkg.match_utils \\\n    import extract_requant\n",
+}
+
+
+@pytest.mark.parametrize("imports", IMPORT_FORMS.values(), ids=IMPORT_FORMS.keys())
+def test_an_unlinked_importer_is_found_however_it_imports(tmp_path, imports):
+    counting = imports + "\n\ndef count(gm):\n    return sum(extract_requant(n) is not None for n in gm.graph.nodes)\n"
+    pkg = _package(tmp_path, counting=counting)
+    assert _rows(pkg, "match_utils", "QL101") == [5]
+
+
+def test_a_package_helper_stays_loud_without_a_search_by_its_file_name(tmp_path, monkeypatch):
+    # No import binds `__init__`: the search by the file's name could find no importer, and is
+    # not made (torch's `_refs.nn.functional`: 972 modules spell `def __init__(`).
+    import qlint.rules.helper_links as helper_links
+
+    asked: list[str] = []
+    real = helper_links.texts_naming
+
+    def recording(reader, name):
+        asked.append(name)
+        return real(reader, name)
+
+    monkeypatch.setattr(helper_links, "texts_naming", recording)
+    pkg = _package(tmp_path)
+    (pkg / "match_utils").mkdir()
+    (pkg / "match_utils.py").rename(pkg / "match_utils" / "__init__.py")
+    assert _rows(pkg / "match_utils", "__init__", "QL101") == [5]
+    assert "__init__" not in asked

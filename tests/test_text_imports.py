@@ -8,7 +8,7 @@ import textwrap
 import pytest
 
 from qlint.analysis.names.scope import ModuleScope
-from qlint.analysis.names.text_imports import class_bases, text_imports
+from qlint.analysis.names.text_imports import class_bases, may_import, text_imports
 
 SOURCES = {
     "plain": "import os\nimport a.b.c\nimport a.b as ab, x as y\n",
@@ -106,3 +106,57 @@ def test_every_part_reads_as_the_alias_pattern_reads_it(part):
 
     m = _ALIAS.match(" ".join(part.split()))
     assert _aliases(part) == ([(m.group(1), m.group(2))] if m else [])
+
+
+# How else imports are written, for `may_import`: names ending a statement, a bracket or a
+# compound statement, aliases over continued rows, comments with any character.
+MORE_SOURCES = {
+    "compound": "if TYPE_CHECKING: import pkg.typing_only\ntry: from fast import impl\nexcept ImportError: pass\n",
+    "commented list": "from pkg import (  # why: see x = y\n    # one: two\n    first,\n    second as s  # (b)\n)\n",
+    "continued alias": "import pkg.mod \\\n  as m\nfrom pkg.deep \\\n    import leaf\n",
+    "semicolons": "x = 1; import a.b; from c import d;\n",
+    "tight": "from .rel import(x,y)\nfrom..up import z\n",
+    "unicode": "from pkg import é as e\nimport β.ñ\n",
+}
+
+
+def _imported_last_parts(tree: ast.Module) -> set[str]:
+    # What `packet_scan.imported_names` reads from a parsed module.
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            out.update([node.module.rpartition(".")[2]] if node.module else [])
+            out.update(a.name for a in node.names if a.name != "*")
+        elif isinstance(node, ast.Import):
+            out.update(a.name.rpartition(".")[2] for a in node.names)
+    return out
+
+
+@pytest.mark.parametrize("src", [*SOURCES.values(), *MORE_SOURCES.values()], ids=[*SOURCES, *MORE_SOURCES])
+def test_may_import_never_misses_a_name_an_import_binds_or_comes_from(src):
+    names = _imported_last_parts(ast.parse(textwrap.dedent(src)))
+    assert names
+    assert all(may_import(textwrap.dedent(src), n) for n in names)
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        "class Step:\n    def __init__(self):\n        super().__init__()\n",
+        "import torch\n\nf = torch._decomp.decompositions.f\n",
+        "from pkg import decompositions_for_jvp\nx = get_decompositions()\n",
+        "def run(table):\n    return len(table.decompositions)\n",
+        '"""Matches what decompositions\nleave; see torch._decomp.decompositions."""\n',
+        'import os\n\nx = {"decompositions": 1}\n',
+        "import os\n\n\ndef f(table, decompositions=None):\n    return decompositions\n",
+    ],
+)
+def test_may_import_is_false_where_a_name_is_spelled_outside_any_import(src):
+    assert not may_import(src, "decompositions") and not may_import(src, "__init__")
+
+
+def test_may_import_counts_a_walk_too_long_to_finish_as_an_import():
+    # A name list longer than the walk reaches: the answer may only err towards a parse.
+    src = "from pkg import (\n" + "    name,\n" * 1000 + "    last,\n)\n"
+    assert may_import(src, "last")
+    assert not may_import("x = 1\n" + "y\n" * 1000 + "last\n", "last")
