@@ -9,7 +9,7 @@ import ast
 import textwrap
 
 from qlint.analysis.flow import model_interp
-from qlint.analysis.flow.caller_slices import keep
+from qlint.analysis.flow.caller_slices import dropped
 from tests.test_ql201_project_callers import HEAD, IMPORT, _check, _repo
 
 
@@ -22,10 +22,20 @@ def _kept(source: str, helper: str = "helper") -> list[str] | None:
         for n in ast.walk(func)
         if isinstance(n, ast.Call) and getattr(n.func, "id", getattr(n.func, "attr", None)) == helper
     ]
-    ids = keep(func, refs)
+    ids = dropped(func, refs)
     if ids is None:
         return None
-    return [ast.unparse(s).splitlines()[0] for s in ast.walk(func) if isinstance(s, ast.stmt) and id(s) in ids]
+    return [ast.unparse(s).splitlines()[0] for s in _own(func) if id(s) not in ids]
+
+
+def _own(node: ast.AST) -> list[ast.stmt]:
+    """The statements of a function's own code, breadth first (not those of nested functions)."""
+    out, pending = [], [node]
+    while pending:
+        children = [c for n in pending for c in ast.iter_child_nodes(n)]
+        out += [c for c in children if isinstance(c, ast.stmt)]
+        pending = [c for c in children if not isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+    return out
 
 
 def test_what_follows_the_call_or_names_nothing_related_is_not_read():
@@ -142,6 +152,8 @@ def test_what_reaches_values_without_naming_them_keeps_the_body_whole():
         "while helper(model):\n        other()",
     ):
         assert _kept(f"def main(model, code, hooks):\n    x = 1\n    {body}\n") is None, body
+    # What runs only after the call (outside a loop around it) cannot reach what it passed.
+    assert _kept("def main(model, code):\n    x = 1\n    helper(model)\n    exec(code)\n") == ["helper(model)"]
     # Nothing to cut: the whole body.
     assert _kept("def main(model):\n    model.eval()\n    helper(model)\n") is None
 
@@ -209,3 +221,18 @@ def test_a_train_mode_model_in_the_slice_keeps_the_finding(tmp_path, monkeypatch
         diagnostics, rows = _walked(monkeypatch, _repo(tmp_path / name, a=caller), "a")
         assert len(diagnostics) == 1, name
         assert _row(caller, ".train()") in rows, name
+
+
+def test_a_call_in_a_comprehension_is_read_in_the_loop_it_stands_for(tmp_path):
+    # The walk reads the comprehension as a loop of statements it makes (`comprehension_loops`):
+    # those are never passed over.
+    caller = _script("""
+        print("start")
+        models = [Net().eval(), Net().eval()]
+        outs = [quantize_module(m, quantizer, x) for m in models]
+        """)
+    assert _check(_repo(tmp_path, a=caller)).diagnostics == []
+    assert _kept(caller[caller.index("def main") :], "quantize_module") == [
+        "models = [Net().eval(), Net().eval()]",
+        "outs = [quantize_module(m, quantizer, x) for m in models]",
+    ]

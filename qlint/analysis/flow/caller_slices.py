@@ -5,7 +5,7 @@ the model flow walks each body holding a call. ExecuTorch's Qualcomm helpers are
 whole test methods and example scripts' `main()` (532 calls of `get_qdq_module`, 44 modules
 calling `build_executorch_binary`: ~1 s of a cold run), and most of what those bodies do
 (pushing the program to a device, reading its outputs, scoring them) happens after the call
-or touches nothing it is handed. The walk reads only a backward slice (`keep`):
+or touches nothing it is handed. The walk reads only a backward slice (`dropped` names what it passes over):
 
 - the statements enclosing each call, the call's own statement, and, before them in each
   statement list they lie in (anywhere in a loop around the call: a later pass reaches the
@@ -23,7 +23,8 @@ body is read where it is bound, and a value is stored into or taken out of anoth
 by a statement naming both (`holder.m = model`, `m = holder.m`), which makes the holder's
 name a related one; a nested function that closes over one of them names it, so its name
 is related and its calls are kept. What reaches values without naming them keeps the whole
-body (None): `global`/`nonlocal`, `exec`/`eval`/`locals()`/`globals()`/`vars()`, a call of
+body (None): `global`/`nonlocal`, `exec`/`eval`/`locals()`/`globals()`/`vars()` in a statement
+that may run before the call (one after it, outside a loop around it, runs too late), a call of
 the helper in a nested function, lambda or class, or a body that is a module's (its names
 are globals, which the module's functions change by name elsewhere).
 The walk keeps the function node itself, so every syntactic reading of the body (constant
@@ -44,14 +45,24 @@ _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _RECEIVERS = frozenset({"self", "cls"})
 
 
-def keep(func: ast.AST, refs: list[ast.AST]) -> frozenset[int] | None:
-    """The ids of the statements of `func` (at any depth) the walk reads for the calls whose
-    callee expression holds one of `refs` (None: the whole body; also when the slice is the
-    whole body anyway)."""
-    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or not refs:
+class _Whole(Exception):
+    """A statement read reaches a scope's variables without naming them: read the body whole."""
+
+
+def dropped(func: ast.AST, refs: list[ast.AST]) -> frozenset[int] | None:
+    """The ids of the statements of `func` (at any depth) the walk passes over for the calls
+    whose callee expression holds one of `refs` (None: none, the whole body is read). Dropped
+    rather than kept: the walk also reads statements of its own making (a comprehension is read
+    as the loop it stands for, `comprehension_loops`), which are never passed over."""
+    try:
+        return _keep(func, refs)
+    except _Whole:
         return None
-    nodes = walk(func)
-    if any(_reaches_scope(n) for n in nodes):
+
+
+def _keep(func: ast.AST, refs: list[ast.AST]) -> frozenset[int] | None:
+    """`dropped`, raising `_Whole` where a statement read names scope variables without naming them."""
+    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or not refs:
         return None
     chains = [_chain(func, ref) for ref in refs]
     if any(c is None for c in chains):
@@ -76,40 +87,48 @@ def keep(func: ast.AST, refs: list[ast.AST]) -> frozenset[int] | None:
                 related |= _header_names(stmt)
         else:
             related |= _names(chain[-1][1], skip)  # the call's own statement
+    memo: dict[int, frozenset[str]] = {}
+
+    def names(stmt: ast.stmt) -> frozenset[str]:
+        found = memo.get(id(stmt))
+        if found is None:
+            found = memo[id(stmt)] = frozenset(_header_names(stmt) if _blocks(stmt) else _names(stmt, skip))
+        return found
+
     # Until no kept statement adds a related name.
     while True:
         before = len(related)
         for stmt in candidates:
-            _select(stmt, related, kept, skip)
+            _select(stmt, related, kept, names)
         if len(related) == before:
             break
-    if len(kept) == _count(func.body):
-        return None
-    return frozenset(kept)
+    out = frozenset(id(s) for s in _own(func.body) if id(s) not in kept)
+    return out or None
 
 
-def _count(block: list[ast.stmt]) -> int:
-    return sum(1 + sum(_count(b) for b in _blocks(s)) for s in block)
+def _own(block: list[ast.stmt]) -> list[ast.stmt]:
+    """The statements of `block` at any depth, but those of nested functions and classes."""
+    return [t for s in block for t in (s, *(u for b in _blocks(s) for u in _own(b)))]
 
 
-def _select(stmt: ast.stmt, related: set[str], kept: set[int], skip: frozenset[int]) -> bool:
+def _select(stmt: ast.stmt, related: set[str], kept: set[int], names) -> bool:
     """Keep `stmt` if it names a related name or can end a path, with its kept children;
-    its names join `related`."""
+    its names join `related` (`names(stmt)`: what it names, or its header for a compound one)."""
     inner = _blocks(stmt)
     if not inner:
-        names = _names(stmt, skip)
-        if id(stmt) in kept or names & related or isinstance(stmt, _ENDS):
+        held = names(stmt)
+        if id(stmt) in kept or isinstance(stmt, _ENDS) or not held.isdisjoint(related):
             kept.add(id(stmt))
-            related |= names
+            related |= held
             return True
         return False
     chosen = False
     for block in inner:
         for child in block:
-            chosen = _select(child, related, kept, skip) or chosen
-    if chosen or id(stmt) in kept or _header_names(stmt) & related:
+            chosen = _select(child, related, kept, names) or chosen
+    if chosen or id(stmt) in kept or not names(stmt).isdisjoint(related):
         kept.add(id(stmt))
-        related |= _header_names(stmt)
+        related |= names(stmt)
         return True
     return False
 
@@ -158,11 +177,18 @@ def _names(node: ast.AST, skip: frozenset[int] = frozenset()) -> set[str]:
     close over), but the nodes `skip`."""
     found: set[str] = set()
     for n in walk(node):
-        if id(n) in skip:
+        kind = type(n)
+        if kind is ast.Name:
+            if id(n) not in skip:
+                found.add(n.id)
             continue
-        if isinstance(n, ast.Name):
-            found.add(n.id)
-        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        if kind is ast.Global or kind is ast.Nonlocal:
+            raise _Whole
+        if kind is ast.Call and type(n.func) is ast.Name and n.func.id in _SCOPE_CALLS:
+            raise _Whole
+        if isinstance(n, ast.expr):
+            continue
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             found.add(n.name)
         elif isinstance(n, ast.alias):
             found.add((n.asname or n.name).partition(".")[0])
@@ -177,20 +203,16 @@ def _names(node: ast.AST, skip: frozenset[int] = frozenset()) -> set[str]:
     return found
 
 
-def _reaches_scope(node: ast.AST) -> bool:
-    if isinstance(node, (ast.Global, ast.Nonlocal)):
-        return True
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _SCOPE_CALLS
-
-
 def _chain(func: ast.AST, ref: ast.AST) -> list[tuple[list[ast.stmt], ast.stmt]] | None:
     """(statement list, statement) from `func`'s body down to the simple statement holding
     `ref`; None when a nested function, lambda or class holds it, or a compound statement's
-    header does (`while helper(m):` runs again after its body)."""
+    header does (`while helper(m):` runs again after its body). Found by rows: the simple
+    statement on the call's row must hold it (`if helper(a): helper(b)` on one row does not)."""
     out = []
     blocks = [func.body]
+    row = ref.lineno
     while True:
-        found = next(((b, s) for b in blocks for s in b if _holds(s, ref)), None)
+        found = next(((b, s) for b in blocks for s in b if s.lineno <= row <= s.end_lineno), None)
         if found is None:
             return None
         out.append(found)
@@ -199,13 +221,13 @@ def _chain(func: ast.AST, ref: ast.AST) -> list[tuple[list[ast.stmt], ast.stmt]]
             return None
         blocks = _blocks(stmt)
         if not blocks:
-            # The call's own statement: a lambda or comprehension-free nested scope in it
-            # holding the call keeps the body whole.
-            if any(isinstance(n, _NESTED) and _holds(n, ref) for n in walk(stmt)):
+            nodes = walk(stmt)
+            if not any(n is ref for n in nodes):
+                return None
+            # A lambda or a comprehension's nested scope in it holding the call: the body whole.
+            if any(isinstance(n, _NESTED) and _holds(n, ref) for n in nodes):
                 return None
             return out
-        if not any(_holds(s, ref) for b in blocks for s in b):
-            return None
 
 
 def _holds(node: ast.AST, ref: ast.AST) -> bool:
@@ -227,4 +249,4 @@ def _receiver_node(call: ast.Call) -> ast.AST | None:
     return None
 
 
-__all__ = ["keep"]
+__all__ = ["dropped"]

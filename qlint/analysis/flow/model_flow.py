@@ -205,8 +205,8 @@ class ModelFlow:
                 self.carry.next[key] = (func, flow, deps, bodies)
         return flow
 
-    def sliced(self, func: ast.AST, class_scope: ClassScope | None, keep: frozenset[int]) -> FunctionFlow | None:
-        """The flow of `func` walking only the statements `keep` (`caller_slices`): what its
+    def sliced(self, func: ast.AST, class_scope: ClassScope | None, dropped: frozenset[int]) -> FunctionFlow | None:
+        """The flow of `func` passing over the statements `dropped` (`caller_slices`): what its
         calls there pass. Not its summary: a call of `func` is summarised from a whole walk
         (`function`), and while this one runs `func` is in progress, as for a whole walk."""
         key = id(func)
@@ -215,7 +215,7 @@ class ModelFlow:
         tracker.push(("sliced", key))  # what the tracker knows of the function's own flow is not this
         flow = None
         try:
-            flow = Interpreter(self, func, class_scope, keep).run()
+            flow = Interpreter(self, func, class_scope, dropped).run()
         finally:
             tracker.pop(flow)
             if memo.get(key, 0) is None:

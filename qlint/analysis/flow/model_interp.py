@@ -87,13 +87,13 @@ _SWITCHES = frozenset({"eval", "train"})
 
 
 class Interpreter:
-    def __init__(self, owner, func: ast.AST, class_scope: ClassScope | None, keep: frozenset[int] | None = None):
+    def __init__(self, owner, func: ast.AST, class_scope: ClassScope | None, dropped: frozenset[int] | None = None):
         # `owner` is the `ModelFlow` driving this run (not imported: it imports this module).
         self.owner = owner
         self.func = func
-        # The ids of the statements walked (`caller_slices`; None: all). Everything read of
-        # the body without walking it (its locals, constant flags, containers) is read whole.
-        self.keep = keep
+        # The ids of the statements of `func` passed over (`caller_slices`; None: none). Everything
+        # read of the body without walking it (its locals, constant flags, containers) is read whole.
+        self.dropped = dropped
         local = function_assigns(func) if not isinstance(func, ast.Module) else {}
         self.resolver = Resolver(owner.scope, owner.project, owner.optable, local, class_scope)
         self.class_scope = class_scope
@@ -162,12 +162,12 @@ class Interpreter:
         # `if cond: return` holds `not cond` over the rest of the block (`branch` adds it):
         # it ends with the block.
         carried = len(self.guards)
-        stack, previous_stack, run, keep = self.stmt_stack, self.previous, self.stmt, self.keep
+        stack, previous_stack, run, dropped = self.stmt_stack, self.previous, self.stmt, self.dropped
         try:
             for stmt in stmts:
                 if env is None:
                     return None
-                if keep is not None and id(stmt) not in keep:
+                if dropped is not None and id(stmt) in dropped:
                     previous = stmt  # what a kept statement's predecessor is, as in a whole walk
                     continue
                 stack.append(stmt)

@@ -377,7 +377,7 @@ def _body_flow(flow, analysed: dict, body, refs: dict) -> FunctionFlow | None:
     key = id(body.node)
     slot = key
     if key not in analysed and key not in flow.memo.functions:
-        cut = caller_slices.keep(body.node, list(refs.values()))
+        cut = caller_slices.dropped(body.node, list(refs.values()))
         slot = key if cut is None else (key, cut)
     if slot not in analysed:
         try:
