@@ -29,6 +29,12 @@ the helper in a nested function, lambda or class, or a body that is a module's (
 are globals, which the module's functions change by name elsewhere).
 The walk keeps the function node itself, so every syntactic reading of the body (constant
 flags, containers, a function's locals) sees it whole, as before.
+
+On ExecuTorch (-j1, cold) 239 of 370 caller bodies are sliced: the 44 `main()`s calling
+`build_executorch_binary` walk 628 of their 1,467 statements (callers' bodies 0.60 -> 0.31 s,
+`cold_split --caller-searches`); the Qualcomm tests 1,319 of 1,689 (most calls are in a loop
+whose every statement handles the model). Every call read and every caller verdict is the
+same as a whole walk's on the five bench trees (a harness comparing both, lane slice62).
 """
 
 from __future__ import annotations
