@@ -162,14 +162,13 @@ class Interpreter:
         # `if cond: return` holds `not cond` over the rest of the block (`branch` adds it):
         # it ends with the block.
         carried = len(self.guards)
-        stack, previous_stack, run, dropped = self.stmt_stack, self.previous, self.stmt, self.dropped
+        # A statement passed over (`caller_slices`) is still the one before the next.
+        run = self.stmt if self.dropped is None else self._unless_dropped
+        stack, previous_stack = self.stmt_stack, self.previous
         try:
             for stmt in stmts:
                 if env is None:
                     return None
-                if dropped is not None and id(stmt) in dropped:
-                    previous = stmt  # what a kept statement's predecessor is, as in a whole walk
-                    continue
                 stack.append(stmt)
                 previous_stack.append(previous)
                 try:
@@ -181,6 +180,9 @@ class Interpreter:
             return env
         finally:
             del self.guards[carried:]
+
+    def _unless_dropped(self, s: ast.stmt, env: Env) -> Env | None:
+        return env if id(s) in self.dropped else self.stmt(s, env)
 
     def stmt(self, s: ast.stmt, env: Env) -> Env | None:
         # By the statement's type, as `expr` goes by the expression's.
