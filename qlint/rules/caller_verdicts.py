@@ -46,7 +46,7 @@ from qlint.analysis.flow.model_values import (
     CallSite,
 )
 from qlint.analysis.flow.pass_through import evaled_parameters
-from qlint.analysis.flow.project_callers import KeptCalls, ProjectCall, each_project_call
+from qlint.analysis.flow.project_callers import KeptCalls, ProjectCall, analysed_flows, each_project_call
 from qlint.analysis.flow.read_only_params import reads_only
 from qlint.analysis.flow.store_then_call import reached_elsewhere
 from qlint.analysis.flow.switched_parts import eval_switched_part, kept_until, partial
@@ -480,7 +480,7 @@ def _naming_bodies(found: ProjectCall, name: str) -> list[FunctionFlow] | None:
             if isinstance(body.node, ast.ClassDef):
                 return None
             home.body(body.node, body.class_scope)
-    return [f for f in analysed.values() if f is not None]
+    return analysed_flows(analysed)
 
 
 def _harmless(fact: ModeFact, flows: list[FunctionFlow], call: ast.Call, holder: FunctionFlow | None) -> bool:

@@ -58,7 +58,10 @@ class Home:
         """The bodies of this module analysed so far (what a construction's later changes are
         looked up in)."""
         path = self.ctx.path
-        return [f for f in self.flow.memo.functions.values() if f is not None and f.path == path]
+        memo = self.flow.memo.functions
+        whole = [f for f in memo.values() if f is not None and f.path == path]
+        # A caller's body walked only in part for a caller search (`caller_slices`), not whole.
+        return whole + [f for k, f in self.analysed.items() if type(k) is tuple and f is not None and k[0] not in memo]
 
 
 @value_class(frozen=True)

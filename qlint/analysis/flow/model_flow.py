@@ -205,6 +205,23 @@ class ModelFlow:
                 self.carry.next[key] = (func, flow, deps, bodies)
         return flow
 
+    def sliced(self, func: ast.AST, class_scope: ClassScope | None, dropped: frozenset[int]) -> FunctionFlow | None:
+        """The flow of `func` passing over the statements `dropped` (`caller_slices`): what its
+        calls there pass. Not its summary: a call of `func` is summarised from a whole walk
+        (`function`), and while this one runs `func` is in progress, as for a whole walk."""
+        key = id(func)
+        memo, tracker = self.memo.functions, self.tracker
+        memo[key] = None
+        tracker.push(("sliced", key))  # what the tracker knows of the function's own flow is not this
+        flow = None
+        try:
+            flow = Interpreter(self, func, class_scope, dropped).run()
+        finally:
+            tracker.pop(flow)
+            if memo.get(key, 0) is None:
+                del memo[key]
+        return flow
+
     def renew(self, path: str) -> None:
         """The analysis (of a caller of `path`, the module checked) serves a later check of
         `path`, whose content changed only in bodies none of its flows read

@@ -87,10 +87,13 @@ _SWITCHES = frozenset({"eval", "train"})
 
 
 class Interpreter:
-    def __init__(self, owner, func: ast.AST, class_scope: ClassScope | None):
+    def __init__(self, owner, func: ast.AST, class_scope: ClassScope | None, dropped: frozenset[int] | None = None):
         # `owner` is the `ModelFlow` driving this run (not imported: it imports this module).
         self.owner = owner
         self.func = func
+        # The ids of the statements of `func` passed over (`caller_slices`; None: none). Everything
+        # read of the body without walking it (its locals, constant flags, containers) is read whole.
+        self.dropped = dropped
         local = function_assigns(func) if not isinstance(func, ast.Module) else {}
         self.resolver = Resolver(owner.scope, owner.project, owner.optable, local, class_scope)
         self.class_scope = class_scope
@@ -159,7 +162,9 @@ class Interpreter:
         # `if cond: return` holds `not cond` over the rest of the block (`branch` adds it):
         # it ends with the block.
         carried = len(self.guards)
-        stack, previous_stack, run = self.stmt_stack, self.previous, self.stmt
+        # A statement passed over (`caller_slices`) is still the one before the next.
+        run = self.stmt if self.dropped is None else self._unless_dropped
+        stack, previous_stack = self.stmt_stack, self.previous
         try:
             for stmt in stmts:
                 if env is None:
@@ -175,6 +180,9 @@ class Interpreter:
             return env
         finally:
             del self.guards[carried:]
+
+    def _unless_dropped(self, s: ast.stmt, env: Env) -> Env | None:
+        return env if id(s) in self.dropped else self.stmt(s, env)
 
     def stmt(self, s: ast.stmt, env: Env) -> Env | None:
         # By the statement's type, as `expr` goes by the expression's.

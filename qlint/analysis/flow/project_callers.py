@@ -41,7 +41,7 @@ from collections.abc import Iterator
 
 from qlint.analysis import scan_memo
 from qlint.analysis.context import FileContext
-from qlint.analysis.flow import caller_modules
+from qlint.analysis.flow import caller_modules, caller_slices
 from qlint.analysis.flow.caller_modules import caller_module
 from qlint.analysis.flow.function_references import _imported_elsewhere, _uses
 from qlint.analysis.flow.kept_caller_verdicts import Verdicts
@@ -309,13 +309,7 @@ def _calls_in(
     found: list[ProjectCall] = []
     matched: set[int] = set()
     for body, refs in uses:
-        key = id(body.node)
-        if key not in analysed:
-            try:
-                analysed[key] = flow.function(body.node, body.class_scope)
-            except RecursionError:  # a caller too deep to follow: its call is not read
-                analysed[key] = None
-        fn = analysed[key]
+        fn = _body_flow(flow, analysed, body, refs)
         if fn is None:
             return None
         for callee_path, site in fn.foreign_calls:
@@ -377,9 +371,34 @@ def _own_only(ctx: FileContext, path: str, data: bytes, name: str) -> bool:
     return module is not None and module[0].cache.get((_OWN, name), False)
 
 
+def _body_flow(flow, analysed: dict, body, refs: dict) -> FunctionFlow | None:
+    """The flow of the caller's body holding the calls `refs` names: walking only what can
+    affect what they pass (`caller_slices`), unless the body was walked whole already."""
+    key = id(body.node)
+    slot = key
+    if key not in analysed and key not in flow.memo.functions:
+        cut = caller_slices.dropped(body.node, list(refs.values()))
+        slot = key if cut is None else (key, cut)
+    if slot not in analysed:
+        try:
+            if slot is key:
+                analysed[key] = flow.function(body.node, body.class_scope)
+            else:
+                analysed[slot] = flow.sliced(body.node, body.class_scope, slot[1])
+        except RecursionError:  # a caller too deep to follow: its call is not read
+            analysed[slot] = None
+    return analysed[slot]
+
+
+def analysed_flows(analysed: dict) -> list[FunctionFlow]:
+    """The flows of a caller module's bodies analysed so far (`caller_module`'s third part),
+    a body walked in part (`caller_slices`) only while it was not walked whole."""
+    return [f for k, f in analysed.items() if f is not None and (type(k) is int or k[0] not in analysed)]
+
+
 def _call(site: CallSite, index: int, path: str, module: tuple, fn: FunctionFlow) -> ProjectCall:
     facts = site.args.get(index)
-    flows = tuple(f for f in module[2].values() if f is not None)
+    flows = tuple(analysed_flows(module[2]))
     if facts is None:  # not passed: the default, which is no model we know
         facts = frozenset({ModeFact("unknown", None)})
     return ProjectCall(site.call, facts, path, flows, fn, site, module)
@@ -394,6 +413,7 @@ def _module(ctx: FileContext, path: str, data: bytes, apart: bool = False):
 __all__ = [
     "KeptCalls",
     "ProjectCall",
+    "analysed_flows",
     "each_project_call",
     "instances_kept",
     "named_in_text",
