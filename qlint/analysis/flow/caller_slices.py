@@ -61,12 +61,12 @@ def dropped(func: ast.AST, refs: list[ast.AST]) -> frozenset[int] | None:
     rather than kept: the walk also reads statements of its own making (a comprehension is read
     as the loop it stands for, `comprehension_loops`), which are never passed over."""
     try:
-        return _keep(func, refs)
+        return _dropped_ids(func, refs)
     except _Whole:
         return None
 
 
-def _keep(func: ast.AST, refs: list[ast.AST]) -> frozenset[int] | None:
+def _dropped_ids(func: ast.AST, refs: list[ast.AST]) -> frozenset[int] | None:
     """`dropped`, raising `_Whole` where a statement read names scope variables without naming them."""
     if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or not refs:
         return None
