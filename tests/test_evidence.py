@@ -60,7 +60,14 @@ def test_json_shapes_are_what_the_checks_read():
         "ops": [{"namespace": "aten", "op": "relu", "overload": None, "dialect": None}],
         "carried": ["default"],
         "overloads": ["default", "out"],
+        "siblings": [],
+        "missed": [],
     }
+    beside = OpEvidence("comparison", (OpRef("aten", "arange"),), siblings=("start",), missed=("default",))
+    assert OpEvidence.from_json(beside.to_json()) == beside
+    # A request from a qlint that did not send them reads as a finding without siblings.
+    old = {k: v for k, v in beside.to_json().items() if k not in ("siblings", "missed")}
+    assert OpEvidence.from_json(old).missed == ()
     capture = CaptureEvidence(
         "ptq", "torch.export.export", SourcePoint(3, 4), "model", ("built",), (SinkPoint("a.py", 9),)
     )

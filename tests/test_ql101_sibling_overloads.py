@@ -172,3 +172,33 @@ def test_graph_normalised_to_packets_is_quiet(tmp_path):
 def _rows_of(path) -> list[int]:
     result = check_source(path.read_bytes(), str(path), settings_for(("QL101",)))
     return [d.range.start.row for d in result.diagnostics]
+
+
+# -- what the finding hands `--runtime` (`qlint.runtime.checks.sibling_keys`) --------------
+
+
+def test_the_evidence_names_the_keys_beside_the_packet_and_what_they_leave():
+    (diag,) = ql101(FLATFLOW)
+    assert diag.evidence["siblings"] == ["start"]
+    assert diag.evidence["missed"] == ["default", "start_step"]
+    assert diag.evidence["ops"] == [{"namespace": "aten", "op": "arange", "overload": None, "dialect": "aten"}]
+
+
+def test_the_evidence_counts_the_body_comparisons_among_the_keys():
+    body = FLATFLOW.replace(
+        EXACT,
+        "    for n in graph.nodes:\n"
+        "        if n.target == aten.arange.default:\n"
+        "            yield 2\n"
+        "        elif n.target in OPS:\n"
+        "            yield OPS[n.target]",
+    )
+    (diag,) = ql101(body)
+    assert (diag.evidence["siblings"], diag.evidence["missed"]) == (["default", "start"], ["start_step"])
+
+
+def test_a_packet_reported_as_if_alone_hands_no_siblings():
+    (diag,) = ql101("T = {aten.sym_size: 0, aten.sym_size.default: 1}\n\n\ndef f(n):\n    return T.get(n.target)\n")
+    assert (diag.evidence["siblings"], diag.evidence["missed"]) == ([], [])
+    (alone,) = ql101("def f(n):\n    return n.target == aten.relu\n")
+    assert (alone.evidence["siblings"], alone.evidence["missed"]) == ([], [])

@@ -25,6 +25,11 @@ class OpEvidence(Evidence):
     ops: tuple[OpRef, ...]
     carried: tuple[str, ...] = ()
     overloads: tuple[str, ...] = ()
+    # A packet keyed beside overloads of its own op (`sibling_overloads`): those overloads
+    # (`siblings`, the table's and the same function's comparisons'), and the ones graphs
+    # carry that they leave to the packet (`missed`), which the fix keys on. Empty otherwise.
+    siblings: tuple[str, ...] = ()
+    missed: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         one_of(self.kind, ("comparison", "collection", "insertion"), "OpEvidence.kind")

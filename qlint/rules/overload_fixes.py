@@ -18,14 +18,19 @@ def op_info(optable: OpTable, ref: OpRef) -> OpInfo | None:
     return optable.lookup(ref.namespace, ref.op)
 
 
-def op_evidence(kind: str, refs: list[OpRef], info: OpInfo | None) -> OpEvidence:
+def op_evidence(
+    kind: str, refs: list[OpRef], info: OpInfo | None, siblings: tuple[str, ...] = (), missed: tuple[str, ...] = ()
+) -> OpEvidence:
     """What the runtime checker needs to rebuild the finding on real graphs: the ops as
-    written (packets) and what the op table says about their overloads."""
+    written (packets), what the op table says about their overloads, and for a packet keyed
+    beside its own overloads, those and the ones they leave unmatched (`sibling_overloads`)."""
     return OpEvidence(
         kind=kind,
         ops=tuple(evidence.OpRef(r.namespace, r.op, r.overload, r.dialect) for r in refs),
         carried=tuple(info.carried) if info else (),
         overloads=tuple(info.overloads) if info else (),
+        siblings=siblings,
+        missed=missed,
     )
 
 

@@ -21,6 +21,9 @@ class Hit:
     # leave unmatched (`aten.arange: ARANGE` beside `aten.arange.start: ARANGE_START` leaves
     # `.default`, `.start_step`).
     missed: tuple[str, ...] = ()
+    # With `missed`: the overloads of its op keyed beside it (its table's, then the same
+    # function's comparisons'), which the runtime check keys the table on with it.
+    beside: tuple[str, ...] = ()
 
 
 def collection_hits(expr: ast.expr, resolver: Resolver) -> list[Hit]:
@@ -57,9 +60,11 @@ def collection_hits(expr: ast.expr, resolver: Resolver) -> list[Hit]:
             distinct = located.dict_value is not None and ast.dump(located.dict_value) not in sibling_values.get(
                 ref.key, ()
             )
-            missed = missed_overloads(resolver.optable, ref, siblings.get(ref.key, ()), distinct)
+            beside = siblings.get(ref.key, ())
+            missed = missed_overloads(resolver.optable, ref, beside, distinct)
             if missed is not None:
-                hits.append(Hit(ref, located, FixSite("other" if located.dict_key else "element"), missed))
+                site = FixSite("other" if located.dict_key else "element")
+                hits.append(Hit(ref, located, site, missed, tuple(sorted(beside)) if missed else ()))
     return hits
 
 
@@ -87,8 +92,9 @@ def packets_left(optable: OpTable, hits: list[Hit], siblings: dict[tuple, set[st
             missed = tuple(o for o in h.missed if o not in beside)
             if not missed:
                 continue
-            if missed != h.missed:
-                h = replace(h, missed=missed)
+            keyed = tuple(sorted({*h.beside, *beside}))
+            if missed != h.missed or keyed != h.beside:
+                h = replace(h, missed=missed, beside=keyed)
         elif beside and missed_overloads(optable, h.ref, beside, distinct=False) is None:
             continue
         kept.append(h)

@@ -312,7 +312,7 @@ class PacketMatcher(Rule):
                     use if remote else node,
                     what,
                     fix,
-                    evidence=op_evidence(kind, [hit.ref], info),
+                    evidence=op_evidence(kind, [hit.ref], info, hit.beside if hit.missed else (), hit.missed),
                     related=related,
                     help=f"{reach}: {overload_facts(info)}",
                 ),
