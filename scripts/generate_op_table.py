@@ -10,8 +10,9 @@ so the bundled table cannot silently drift from the pinned torch/torchao/executo
 torch.export in eval and train mode, core-ATen decomposition, the PT2E XNNPACK flows, an
 affine-observer flow, re-export, and ExecuTorch's to_edge) record exactly the overloads
 seen; ops with several graph overloads (arange, factories, splits, reductions, arithmetic,
-convolutions) are called in each form that picks another one, so a matcher naming one of
-them can be told which others graphs carry. Every other op falls back to a schema rule: if
+convolutions) are called in each form that picks another one (`qlint.runtime.call_forms`,
+the list QL101's runtime check exports too), so a matcher naming one of them can be told
+which others graphs carry. Every other op falls back to a schema rule: if
 exactly one overload is not an out= variant and takes a Tensor, graphs can only carry that
 one; otherwise we say nothing (empty list). A bare "default exists, so default" rule would be wrong for ops
 like sum/mean/std whose graphs mostly carry `.dim...` overloads, which is the mistake
@@ -168,95 +169,12 @@ def _probe_models():
 
 
 def _forms_model():
-    """Ops with several graph overloads, in each call form that picks another one.
-
-    User code compares node targets with a packet beside one overload (`aten.arange` next to
-    `aten.arange.start`); whether that leaves an overload graphs carry unmatched depends on
-    every form an export records: `arange(n)` is `.default`, `arange(a, b)` `.start`,
-    `arange(a, b, s)` `.start_step`. Each output is computed on its own, so a form's shape
-    never constrains another's; the first dimension is dynamic in one of the flows, where
-    sizes become `sym_size.int` nodes and factories take symbolic sizes."""
-    import torch
-    import torch.nn as nn
-
-    class Forms(nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.c1 = nn.Conv1d(3, 4, 3)
-            self.same1 = nn.Conv1d(3, 3, 3, padding="same")
-            self.c3 = nn.Conv3d(3, 4, 1)
-
-        def forward(self, x, i, s):
-            n = x.size(0)
-            c = x.unsqueeze(0).expand(3, n, 4).transpose(0, 1)
-            factories = (
-                torch.arange(n),
-                torch.arange(1, n + 1),
-                torch.arange(0, 2 * n, 2),
-                torch.full((n,), 2.0),
-                torch.zeros(n),
-                torch.ones(n),
-                torch.empty(n).fill_(0),
-                torch.zeros_like(x),
-                torch.ones_like(x),
-                torch.full_like(x, 3.0),
-                x.new_zeros(n),
-                x.new_ones(n),
-                x.new_full((n,), 1.0),
-            )
-            pieces = (
-                x.split(2, 1),
-                x.split([1, 3], 1),
-                x.chunk(2, 1),
-                x.unbind(1),
-                x[:, 1:3],
-                x.select(1, 0),
-                x[:, 0],
-                x[i],
-                x.narrow(1, 0, 2),
-                x.index_select(1, i),
-            )
-            reductions = (
-                x.clamp(0, 1),
-                x.clamp(min=s),
-                x.clamp_min(0),
-                x.clamp_max(1),
-                x.sum(),
-                x.sum(1),
-                x.sum((0, 1)),
-                x.mean(),
-                x.mean(1),
-                x.amax(1),
-                x.max(),
-                x.max(1),
-                x.min(),
-                x.min(1),
-                x.var(1),
-                x.std(),
-            )
-            arithmetic = (
-                x / 2,
-                x / s,
-                torch.div(x, 2, rounding_mode="floor"),
-                torch.div(x, s, rounding_mode="trunc"),
-                x * 3,
-                x * s,
-                x + 1,
-                x + s,
-                x - 1,
-                x - s,
-                x.pow(2),
-                x.pow(s),
-                torch.where(x > 0, x, 0.0),
-                x > s,
-                x == 0,
-                x.eq(s),
-            )
-            convs = (self.c1(c), self.same1(c), self.c3(x.reshape(1, 1, 1, n, 4).expand(1, 3, 1, n, 4)))
-            return factories, pieces, reductions, arithmetic, convs
-
-    args = (torch.randn(6, 4), torch.tensor([0, 2]), torch.randn(6, 4))
-    return Forms, args
+    """Ops with several graph overloads, in each call form that picks another one: the list
+    lives in `qlint.runtime.call_forms`, which QL101's runtime check exports too (per op)."""
+    root = str(Path(__file__).resolve().parent.parent)
+    if root not in sys.path:
+        sys.path.insert(0, root)  # this checkout's list, not an installed qlint's
+    return importlib.import_module("qlint.runtime.call_forms").forms_model()
 
 
 def _affine_quantizer(dynamic: bool):

@@ -13,6 +13,10 @@ Families:
   annotates linears with `AffineQuantizedMinMaxObserver` (dynamic: a placeholder observer).
 - `zoo`: a module calling ~60 common aten ops, exported in eval and train mode, with a
   dynamic batch, and decomposed to core ATen.
+- `forms:<op>`: the op table's call forms of one ATen op (`qlint.runtime.call_forms`:
+  `arange(n)`, `arange(a, b)`, `arange(a, b, s)`; splits; reductions with and without dims;
+  arithmetic by scalar and tensor ...), exported as the probe does (eval, train, core ATen,
+  a dynamic first dimension): the overloads graphs carry beside the one a table keys on.
 - `edge_*`: `to_edge` of the above.
 """
 
@@ -232,11 +236,36 @@ def _zoo_dynamic():
 def _edge(source: str) -> list[GraphForm]:
     from executorch.exir import EdgeCompileConfig, to_edge
 
-    base = family(source)[-1] if source != "zoo" else family(source)[0]
+    first = source == "zoo" or source.startswith(_FORMS)
+    base = family(source)[0] if first else family(source)[-1]
     ep = torch.export.export(base.module, base.inputs)
     edge = to_edge(ep, compile_config=EdgeCompileConfig(_check_ir_validity=False))
-    label = base.label.rsplit(" ", 1)[0] if source != "zoo" else "aten zoo"
+    if source == "zoo":
+        label = "aten zoo"
+    elif source.startswith(_FORMS):
+        label = base.label.removesuffix(" export (eval)")
+    else:
+        label = base.label.rsplit(" ", 1)[0]
     return [GraphForm(f"{label} to_edge", edge.exported_program().module(), base.inputs)]
+
+
+def _forms(op: str) -> list[GraphForm]:
+    """The call forms of `op` alone: a module of a few calls exports in a fraction of a
+    second, where all the probe's forms together take seconds."""
+    from qlint.runtime.call_forms import forms_model
+
+    torch.manual_seed(_SEED)
+    model, inputs = forms_model([op])
+    ep = torch.export.export(model().eval(), inputs)
+    train = torch.export.export(model().train(), inputs)
+    n = torch.export.Dim("n", min=3)  # as the probe: `x[:, 0]` of a 1-row input specialises
+    dynamic = torch.export.export(model(), inputs, dynamic_shapes=({0: n}, None, {0: n}))
+    return [
+        GraphForm(f"{op} call forms export (eval)", ep.module(), inputs),
+        GraphForm(f"{op} call forms export (train)", train.module(), inputs),
+        GraphForm(f"{op} call forms core ATen", ep.run_decompositions().module(), inputs),
+        GraphForm(f"{op} call forms export (dynamic size)", dynamic.module(), inputs),
+    ]
 
 
 FAMILIES: dict[str, Callable[[], list[GraphForm]]] = {
@@ -269,17 +298,31 @@ _ALL = {
 }
 
 
+_FORMS = "forms:"
+
+
 @functools.cache
 def family(name: str) -> list[GraphForm]:
     """Built once per process: 50 findings on the same ops share these graphs. A build cut
     short by a timeout leaves nothing cached (functools.cache stores only results)."""
+    if name.startswith("edge_" + _FORMS):
+        return _edge(name.removeprefix("edge_"))
+    if name.startswith(_FORMS):
+        return _forms(name.removeprefix(_FORMS))
     return FAMILIES[name]()
 
 
 def family_names(namespace: str, op: str, dialect: str) -> tuple[str, ...]:
     if (dialect, namespace, op) in _BY_OP:
         return _BY_OP[(dialect, namespace, op)]
-    return _BY_NAMESPACE.get((dialect, namespace), _ALL.get(dialect, ()))
+    names = _BY_NAMESPACE.get((dialect, namespace), _ALL.get(dialect, ()))
+    if namespace == "aten":
+        from qlint.runtime.call_forms import covered_ops
+
+        if op in covered_ops():
+            forms = _FORMS + op
+            names = (*names, forms if dialect == "aten" else "edge_" + forms)
+    return names
 
 
 def forms_for(namespace: str, op: str, dialect: str) -> list[GraphForm]:

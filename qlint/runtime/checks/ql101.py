@@ -23,18 +23,9 @@ import torch
 
 from qlint.evidence.ops import OpEvidence, OpRef
 from qlint.runtime import graphs
+from qlint.runtime.checks.node_counts import Outcome, forms_text, graph_count, matches, nodes_of, overloads_of
 from qlint.runtime.checks.overload_edits import FixSpec, parse_fix
 from qlint.runtime.ops import OpId, UnknownOp, is_packet, op_id, resolve, spelled
-
-
-def _graphs(n: int) -> str:
-    return "1 reference graph" if n == 1 else f"{n} reference graphs"
-
-
-def _forms(overloads: Counter) -> str:
-    """`.default`, or `packets x2, .default x2` when a graph carries several forms."""
-    many = len(overloads) > 1
-    return ", ".join(("packets" if o is None else f"`.{o}`") + (f" x{n}" if many else "") for o, n in overloads.items())
 
 
 @dataclass
@@ -55,27 +46,6 @@ class FixProblem:
 
     text: str
     wrong: bool | None = None
-
-
-@dataclass
-class Outcome:
-    verdict: str  # confirmed | refuted | skipped
-    evidence: str
-    fix_verified: bool | None = None
-
-
-def _matches(target: Any, objs: list[Any], kind: str) -> bool:
-    if kind == "comparison":
-        return any(target == obj for obj in objs)
-    return target in frozenset(objs)  # set, dict key and `in` over a literal agree here
-
-
-def _nodes_of(form: graphs.GraphForm, key: tuple[str, str, str]) -> list[torch.fx.Node]:
-    return [n for n in form.call_function_nodes() if (i := op_id(n.target)) is not None and i.same_op == key]
-
-
-def _overloads_of(nodes: list[torch.fx.Node]) -> Counter:
-    return Counter(op_id(n.target).overload for n in nodes)
 
 
 def _prepare(op: OpRef, fix: FixSpec | str | None) -> tuple[OpId, Any, list | FixProblem | None] | Outcome:
@@ -112,15 +82,15 @@ def check_matcher(op: OpRef, kind: str, fix: FixSpec | str | None) -> Outcome:
     forms = graphs.forms_for(ident.namespace, ident.op, ident.dialect)
     rows = []
     for form in forms:
-        nodes = _nodes_of(form, ident.same_op)
+        nodes = nodes_of(form, ident.same_op)
         if nodes:
             rows.append(
                 Row(
                     form.label,
                     len(nodes),
-                    sum(_matches(n.target, [written], kind) for n in nodes),
-                    sum(_matches(n.target, fixed, kind) for n in nodes) if isinstance(fixed, list) else None,
-                    _overloads_of(nodes),
+                    sum(matches(n.target, [written], kind) for n in nodes),
+                    sum(matches(n.target, fixed, kind) for n in nodes) if isinstance(fixed, list) else None,
+                    overloads_of(nodes),
                 )
             )
     if not rows:
@@ -134,8 +104,8 @@ def check_matcher(op: OpRef, kind: str, fix: FixSpec | str | None) -> Outcome:
     else:  # the finding's claim, "a packet", is wrong whatever the counts
         name = f"`{spelled(ident)}` is an OpOverload, not a packet; it"
         verdict = "refuted"
-    per_form = ", ".join(f"{r.label} {r.original}/{r.total} ({_forms(r.carried)})" for r in rows)
-    text = f"{name} matches {original} of {total} `{ident.op}` nodes in {_graphs(len(rows))}: {per_form}"
+    per_form = ", ".join(f"{r.label} {r.original}/{r.total} ({forms_text(r.carried)})" for r in rows)
+    text = f"{name} matches {original} of {total} `{ident.op}` nodes in {graph_count(len(rows))}: {per_form}"
     if isinstance(fixed, FixProblem):
         return _unchecked_fix(verdict, text, fixed)
     if fixed is None:
@@ -174,7 +144,7 @@ def _retarget(form: graphs.GraphForm, key, target) -> tuple[graphs.GraphForm, li
     """A copy of `form` with every node of the op pointing at `target` (what a pass that
     inserts `target` produces), and what goes wrong when it runs, if anything."""
     copy = form.copy()
-    nodes = _nodes_of(copy, key)
+    nodes = nodes_of(copy, key)
     for node in nodes:
         node.target = target
     copy.module.recompile()
@@ -195,12 +165,12 @@ def check_insertion(op: OpRef, fix: FixSpec | str | None) -> Outcome:
     if isinstance(fixed, list) and len(fixed) != 1:
         fixed = FixProblem("a node takes one target; the fix names several")
     key = ident.same_op
-    forms = [f for f in graphs.forms_for(ident.namespace, ident.op, ident.dialect) if _nodes_of(f, key)]
+    forms = [f for f in graphs.forms_for(ident.namespace, ident.op, ident.dialect) if nodes_of(f, key)]
     if not forms:
         return Outcome("skipped", f"no reference graph carries `{spelled(ident)}`")
     # Downstream matchers key on the overloads graphs carry; torchao's own convert output may
     # carry packets already (that is this bug), so only overloads define the matcher.
-    carried = sorted({o for f in forms for o in _overloads_of(_nodes_of(f, key))} - {None})
+    carried = sorted({o for f in forms for o in overloads_of(nodes_of(f, key))} - {None})
     matcher = [resolve(ident.namespace, ident.op, o, ident.dialect) for o in carried]
     keyed = ", ".join(f"`.{o}`" for o in carried) or "overloads"
     counts, failures, fix_counts, fix_failures = [], [], [], []
@@ -209,12 +179,12 @@ def check_insertion(op: OpRef, fix: FixSpec | str | None) -> Outcome:
         if problem is not None:
             failures.append(f"{form.label} {problem}")
             continue
-        counts.append((form.label, sum(_matches(n.target, matcher, "collection") for n in nodes), len(nodes)))
+        counts.append((form.label, sum(matches(n.target, matcher, "collection") for n in nodes), len(nodes)))
         if isinstance(fixed, list):
             _, nodes, problem = _retarget(form, key, fixed[0])
             if problem is not None:
                 fix_failures.append(f"{form.label} {problem}")
-            fix_counts.append((form.label, sum(_matches(n.target, matcher, "collection") for n in nodes), len(nodes)))
+            fix_counts.append((form.label, sum(matches(n.target, matcher, "collection") for n in nodes), len(nodes)))
     if not counts:
         return Outcome(
             "skipped", f"`{spelled(ident)}` cannot replace the op in any reference graph: " + "; ".join(failures)
@@ -222,7 +192,7 @@ def check_insertion(op: OpRef, fix: FixSpec | str | None) -> Outcome:
     found, total = sum(c[1] for c in counts), sum(c[2] for c in counts)
     name = f"`{spelled(ident)}`" + (" (packet)" if ident.overload is None else "")
     text = (
-        f"{name} inserted in place of the {total} `{ident.op}` nodes of {_graphs(len(counts))}: they still run "
+        f"{name} inserted in place of the {total} `{ident.op}` nodes of {graph_count(len(counts))}: they still run "
         f"with the same outputs, and a matcher keyed on {keyed} finds {found} of {total} ("
         + ", ".join(f"{label} {f}/{n}" for label, f, n in counts)
         + ")"
@@ -257,7 +227,7 @@ def _reexported_forms(form: graphs.GraphForm, key, written) -> str:
     except Exception as exc:
         return f"nothing: re-exporting fails ({type(exc).__name__})"
     after = [n for n in again.graph.nodes if n.op == "call_function" and (i := op_id(n.target)) and i.same_op == key]
-    return _forms(_overloads_of(after)) + f" ({len(after)} of {len(nodes)} nodes)"
+    return forms_text(overloads_of(after)) + f" ({len(after)} of {len(nodes)} nodes)"
 
 
 def run(params: dict[str, Any]) -> dict[str, Any]:
@@ -267,6 +237,13 @@ def run(params: dict[str, Any]) -> dict[str, Any]:
         return {"verdict": "skipped", "evidence": "the finding carries no op to check", "fix_verified": None}
     # A fix is only ever written for a single op; several ops come with a display-only fix.
     fix = parse_fix(params.get("fix")) if params.get("verify_fix") and len(ops) == 1 else None
+    if evidence.missed and kind != "insertion" and len(ops) == 1:
+        # A packet keyed beside its own overloads: judged with them (`sibling_keys`).
+        from qlint.runtime.checks.sibling_keys import check_siblings
+
+        display_only = bool(params.get("verify_fix") and params.get("fix") and not params["fix"].get("edits"))
+        outcome = check_siblings(evidence, fix, display_only)
+        return {"verdict": outcome.verdict, "evidence": outcome.evidence, "fix_verified": outcome.fix_verified}
     check = check_insertion if kind == "insertion" else lambda op, fix: check_matcher(op, kind, fix)
     outcomes = [check(op, fix) for op in ops]
     # Several ops (a collection defined in another module): confirmed if any op is.
