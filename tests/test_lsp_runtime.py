@@ -12,6 +12,7 @@ import signal
 import time
 from pathlib import Path
 
+import attrs
 import pytest
 
 pytest.importorskip("pygls")
@@ -192,6 +193,30 @@ def test_how_each_verdict_reads():
     assert fix_title_suffix(RuntimeVerdict("confirmed", "", None)) == ""
 
 
+def test_a_display_only_fix_shows_its_verdict_in_the_message():
+    """No quick fix carries a display-only fix's verdict in its title: the message does."""
+    fix = {"applicability": "display-only", "message": "Key the entry on `aten.arange.default`", "edits": []}
+    base = types.Diagnostic(
+        range=types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=1)),
+        message="Packet compared.",
+        severity=types.DiagnosticSeverity.Warning,
+        data={"version": 3, "fix": fix},
+    )
+    ok = decorate(base, RuntimeVerdict("confirmed", "the keys match 3 of 12 nodes", True))
+    assert ok.message == (
+        "Packet compared. Confirmed on the real pipeline: the keys match 3 of 12 nodes. "
+        "Its fix (display-only: Key the entry on `aten.arange.default`) is verified on the real pipeline."
+    )
+    wrong = decorate(base, RuntimeVerdict("confirmed", "the keys match 3 of 12 nodes", False))
+    assert wrong.message.endswith(
+        "Its fix (display-only: Key the entry on `aten.arange.default`) is refuted by the real pipeline."
+    )
+    # Not judged, or a fix a quick fix offers (its title says it): nothing more.
+    assert decorate(base, RuntimeVerdict("confirmed", "e", None)).message.endswith("on the real pipeline: e.")
+    unsafe = attrs.evolve(base, data={"fix": {**fix, "applicability": "unsafe"}})
+    assert decorate(unsafe, RuntimeVerdict("confirmed", "e", True)).message.endswith("on the real pipeline: e.")
+
+
 # -- with the real worker ----------------------------------------------------------------
 
 
@@ -340,5 +365,30 @@ def test_an_edit_during_a_real_check_keeps_its_verdict_off_the_new_text(tmp_path
         with_verdicts = [p for p in published if any(runtime_of(d) for d in p["diagnostics"])]
         assert with_verdicts and all(p["version"] == 2 for p in with_verdicts)
         assert not any("relu" in d["message"] for p in with_verdicts for d in p["diagnostics"])
+    finally:
+        client.close()
+
+
+def test_a_table_key_beside_its_overloads_shows_the_graphs_and_its_fix(tmp_path: Path):
+    """FlatFlow's `aten.arange` key beside `.start` (`tests/test_runtime_sibling_keys.py`)."""
+    from tests.test_runtime_sibling_keys import FLATFLOW
+
+    project = real_project(tmp_path)
+    (project / "ops.py").write_text(FLATFLOW)
+    client = start(project)
+    try:
+        uri = client.open(project / "ops.py", FLATFLOW)
+        diag = wait_runtime(client, uri, timeout=300)
+        assert runtime_of(diag)["verdict"] == "confirmed", diag
+        assert runtime_of(diag)["fixVerified"] is True
+        message = diag["message"]
+        assert "Confirmed on the real pipeline: `torch.ops.aten.arange` (packet) keyed beside `.start`" in message
+        assert "the 9 nodes of `.default`, `.start_step` are the ones the packet's entry stands for" in message
+        assert message.endswith(
+            "Its fix (display-only: Key the entry on `aten.arange.default`, `aten.arange.start_step` "
+            "(graphs carry them)) is verified on the real pipeline."
+        )
+        titles = [a["title"] for a in client.code_actions(uri, [diag], only=["quickfix"])]
+        assert not [t for t in titles if t.startswith("Key the entry")], titles
     finally:
         client.close()

@@ -74,6 +74,11 @@ def decorate(lsp: types.Diagnostic, verdict: RuntimeVerdict | None) -> types.Dia
     elif verdict.verdict == "inconclusive":
         message = f"{message}{sep}Runtime check inconclusive: {evidence}."
     data = dict(lsp.data) if isinstance(lsp.data, dict) else {}
+    fix = data.get("fix")
+    if verdict.fix_verified is not None and isinstance(fix, dict) and fix.get("applicability") == "display-only":
+        # No quick fix carries the verdict in its title (`fix_title_suffix`): say it here.
+        judged = "verified on" if verdict.fix_verified else "refuted by"
+        message = f"{message} Its fix (display-only: {fix.get('message')}) is {judged} the real pipeline."
     data["runtime"] = verdict_to_json(verdict)
     return attrs.evolve(lsp, message=message, severity=severity, data=data)
 
