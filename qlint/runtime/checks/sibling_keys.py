@@ -116,9 +116,10 @@ def _judge_fix(text, ident, nodes, siblings, named, packet_kept, kind) -> tuple[
     by_fix = sum(matches(n.target, fixed, kind) and not matches(n.target, own, kind) for n in nodes)
     by_sibling = sum(matches(n.target, own, kind) for n in nodes)
     unmatched = [n for n in nodes if not matches(n.target, fixed + own, kind)]
+    own_text = f", {_names(siblings)} to {'its' if len(siblings) == 1 else 'their'} own" if siblings else ""
     text += (
-        f". With the fix (keys {_names([*(None,) * packet_kept, *named])} to the packet's value, "
-        f"{_names(siblings)} to {'its' if len(siblings) == 1 else 'their'} own): {by_fix + by_sibling} of {len(nodes)}"
+        f". With the fix (keys {_names([*(None,) * packet_kept, *named])} to the packet's value{own_text}): "
+        f"{by_fix + by_sibling} of {len(nodes)}"
     )
     if unmatched:
         text += f", missing the {len(unmatched)} nodes of {_names(overloads_of(unmatched))}"
