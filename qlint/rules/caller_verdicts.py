@@ -20,6 +20,7 @@ from qlint.analysis.flow.call_paths import on_params, vouched_on_every_path
 from qlint.analysis.flow.call_sites import Home, Site, calls_all_known, calls_read_here, checked_home, rows_naming
 from qlint.analysis.flow.constructor_flags import other_arm_ruled_out
 from qlint.analysis.flow.decorator_registries import REGISTRY_RESULT, class_key
+from qlint.analysis.flow.function_flows import CallSite
 from qlint.analysis.flow.kept_caller_verdicts import Verdicts
 from qlint.analysis.flow.model_apis import argument_for
 from qlint.analysis.flow.model_flow import (
@@ -43,7 +44,6 @@ from qlint.analysis.flow.model_values import (
     PAIRS,
     PARAM_PART,
     VALUES,
-    CallSite,
 )
 from qlint.analysis.flow.pass_through import evaled_parameters
 from qlint.analysis.flow.project_callers import KeptCalls, ProjectCall, analysed_flows, each_project_call
