@@ -350,8 +350,9 @@ def inserted_before_aot(ctx: FileContext, body: Body | None, expr: ast.expr) -> 
     if parts is None:
         return False
     graph, inputs = parts
-    # Imported here: `stripped_later` is a verdict QL101/QL102 import only when a finding asks.
-    from qlint.analysis.graphs.stripped_later import inserts_into_parameter
+    # Imported here: the verdicts reading a pass's graph parameter (`stripped_later`,
+    # `graph_parameter_passes`) are what QL101/QL102 import only when a finding asks.
+    from qlint.analysis.graphs.graph_parameter_passes import inserts_into_parameter
 
     if not inserts_into_parameter(body.node, graph, expr):
         return False
