@@ -21,6 +21,7 @@ from collections import Counter
 
 from qlint.analysis.flow import method_references, project_callers
 from qlint.rules import caller_verdicts
+from qlint.rules.harmless_models import harmless_model
 
 
 def _why(fact, call) -> str:
@@ -54,7 +55,7 @@ def _open(found: list[tuple[str, str, int, str]]) -> None:
                 found.append(("use", ctx.path, func.lineno, "a use of the helper that cannot be read"))
                 continue
             flows = list(call.flows)
-            bad = [f for f in call.facts if not caller_verdicts._harmless(f, flows, call.call, call.flow)]
+            bad = [f for f in call.facts if not harmless_model(f, flows, call.call, call.flow)]
             if bad and caller_verdicts._never_runs(call):
                 continue  # a call unittest skips on every run: it passes nothing
             if bad:

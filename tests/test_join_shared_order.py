@@ -1,4 +1,4 @@
-"""`model_values.join` walks the objects two paths share side by side, in the order both hold
+"""`model_env.join` walks the objects two paths share side by side, in the order both hold
 them (a copy keeps its dict's order), and hashes an object only past the first place the
 orders part. The merge is the one a lookup of every object gives: the same fact sets, the
 same objects, in the same order, whether the paths were copied from one environment, added
@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import ast
 
-from qlint.analysis.flow.model_values import CONSTRUCTED, Env, ModeFact, Obj, Origin, join
+from qlint.analysis.flow.model_env import Env, join
+from qlint.analysis.flow.model_values import CONSTRUCTED, ModeFact, Obj, Origin
 
 _ANCHOR = ast.parse("x = 1").body[0]
 

@@ -13,7 +13,7 @@ import textwrap
 
 import pytest
 
-from qlint.analysis.graphs import hand_built_graphs, returned_graph_uses, stripped_later
+from qlint.analysis.graphs import graph_parameter_passes, hand_built_graphs, returned_graph_uses
 from qlint.analysis.names import functions
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.project import ProjectIndex
@@ -191,7 +191,7 @@ def test_qL102_s_verdicts_walk_an_inserting_function_once(tmp_path, monkeypatch)
     function for every insertion of every check while the function is unchanged."""
     walked: collections.Counter = collections.Counter()
     for module, name in (
-        (stripped_later, "walk"),
+        (graph_parameter_passes, "walk"),
         (hand_built_graphs, "walk_kinds"),
         (returned_graph_uses, "own_nodes"),
     ):

@@ -1,5 +1,5 @@
 """The module's names by identifier (`tree_walk.names_by_id`) and its call statements by
-callee (`stripped_later.call_statements`), each made by one walk kept on the tree, and the
+callee (`call_statements.call_statements`), each made by one walk kept on the tree, and the
 per-finding verdicts that read them instead of walking the whole module again for every
 function they ask about (ao's cold run, issue 13): the same answers as the walks they
 replace, and no walk where the index settles the question."""
@@ -13,7 +13,7 @@ import pytest
 
 from qlint.analysis import tree_walk
 from qlint.analysis.context import FileContext
-from qlint.analysis.graphs import compiled_next, dead_code, dynamo_graph_passes, never_called, stripped_later
+from qlint.analysis.graphs import call_statements, compiled_next, dead_code, dynamo_graph_passes, never_called
 from qlint.analysis.names.functions import Body
 from qlint.source import LineIndex
 
@@ -62,14 +62,14 @@ def _naive_names(tree: ast.AST, name: str, load: bool) -> list[ast.Name]:
 
 
 def _naive_calls_of(tree: ast.AST, name: str):
-    """`stripped_later._calls_of` as it walked before the index."""
+    """`call_statements.calls_of` as it walked before the index."""
     found = []
     for owner in ast.walk(tree):
         if not isinstance(owner, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
-        for stmts in stripped_later.statement_lists(owner):
+        for stmts in call_statements.statement_lists(owner):
             for index, stmt in enumerate(stmts):
-                if stripped_later._call_statement(stmt, name) is not None:
+                if call_statements.call_statement(stmt, name) is not None:
                     found.append((owner, stmts, index))
     uses = len(_naive_names(tree, name, True))
     return found if found and uses == len(found) else None
@@ -81,7 +81,7 @@ def _naive_call_sites(tree: ast.AST, name: str):
     for owner in ast.walk(tree):
         if not isinstance(owner, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
-        for stmt in (s for stmts in stripped_later.statement_lists(owner) for s in stmts):
+        for stmt in (s for stmts in call_statements.statement_lists(owner) for s in stmts):
             graph = compiled_next._pass_statement(stmt, name)
             if graph is not None:
                 found.append((owner, stmt, graph))
@@ -115,16 +115,16 @@ def test_calls_and_sites_are_those_of_the_walks(name):
     text = MODULE + "\n\ndef only(gm):\n    helper(gm)\n    helper(self.gm)\n"
     for source, asked in ((MODULE, name), (text, "helper")):
         tree = ast.parse(source)
-        assert stripped_later._calls_of(tree, asked) == _naive_calls_of(tree, asked)
+        assert call_statements.calls_of(tree, asked) == _naive_calls_of(tree, asked)
         assert compiled_next._call_sites(tree, asked) == _naive_call_sites(tree, asked)
         outer = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name in ("caller", "only"))
-        assert stripped_later._calls_of(outer, asked) == _naive_calls_of(outer, asked)
+        assert call_statements.calls_of(outer, asked) == _naive_calls_of(outer, asked)
 
 
 def test_a_pass_only_called_as_statements_is_found_from_the_index():
     text = "def _p(gm):\n    pass\n\ndef a(gm):\n    _p(gm)\n\ndef b(g):\n    x = 1\n    _p(g)\n"
     tree = ast.parse(text)
-    calls = stripped_later._calls_of(tree, "_p")
+    calls = call_statements.calls_of(tree, "_p")
     assert [(owner.name, index) for owner, _, index in calls] == [("a", 0), ("b", 1)]
     sites = compiled_next._call_sites(tree, "_p")
     assert [(owner.name, graph) for owner, _, graph in sites] == [("a", "gm"), ("b", "g")]
@@ -146,7 +146,7 @@ def _count_module_walks(monkeypatch, tree: ast.AST) -> list[ast.AST]:
 def test_a_pass_the_module_never_names_needs_no_walk(monkeypatch):
     tree = ast.parse("def _p(gm):\n    gm.graph.call_function(OP, ())\n\ndef b(g):\n    other(g)\n")
     walks = _count_module_walks(monkeypatch, tree)
-    assert stripped_later._calls_of(tree, "_p") is None
+    assert call_statements.calls_of(tree, "_p") is None
     assert compiled_next._call_sites(tree, "_p") is None
     assert walks == []
     assert not hasattr(tree, "_qlint_call_statements")  # nor the index of its call statements
@@ -155,10 +155,10 @@ def test_a_pass_the_module_never_names_needs_no_walk(monkeypatch):
 def test_call_statements_are_indexed_once_for_every_pass(monkeypatch):
     tree = ast.parse(MODULE)
     walks = []
-    real = stripped_later.walk_kinds
-    monkeypatch.setattr(stripped_later, "walk_kinds", lambda node, kinds: walks.append(node) or real(node, kinds))
+    real = call_statements.walk_kinds
+    monkeypatch.setattr(call_statements, "walk_kinds", lambda node, kinds: walks.append(node) or real(node, kinds))
     for name in ("_pass", "inner", "_pass"):
-        stripped_later._calls_of(tree, name)
+        call_statements.calls_of(tree, name)
         compiled_next._call_sites(tree, name)
     assert walks == [tree]
 

@@ -52,10 +52,11 @@ class PtqCaptureWithoutEval(Rule):
                 continue  # eval on every PTQ path
             # Imported for a capture some path reaches outside eval mode: the verdicts on its
             # callers and content pull ~20 modules that a check of evaluated captures never runs.
-            from qlint.rules.caller_verdicts import branch_ruled_out, vouched_by_callers
+            from qlint.rules.caller_verdicts import vouched_by_callers
             from qlint.rules.capture_content import content_note, mode_free
             from qlint.rules.evaled_prepared import evaled_before_calibration
             from qlint.rules.ptq_eval_fix import HELPER, eval_fix, is_graph
+            from qlint.rules.ruled_out_branches import branch_ruled_out
 
             if (
                 mode_free(cap, "ptq", flows, ctx)

@@ -15,12 +15,12 @@ from collections.abc import Iterator
 from qlint.diagnostic import Diagnostic
 from qlint.evidence.capture import CaptureEvidence
 from qlint.rules.base import FileContext, FixAvailability, Rule
-from qlint.rules.caller_verdicts import branch_ruled_out
 from qlint.rules.capture_common import captures, evidence, listed, model_text, reasons, related
 from qlint.rules.capture_content import content_note, mode_free
 from qlint.rules.moved_graphs import handed_move, late_move
 from qlint.rules.qat_callers import eval_mode_callers, handed_note
 from qlint.rules.returned_qat_graphs import returned_and_moved
+from qlint.rules.ruled_out_branches import branch_ruled_out
 from qlint.rules.stored_graph_moves import stored_verdict
 
 

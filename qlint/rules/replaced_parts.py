@@ -4,7 +4,7 @@ torchao's `test_reentrant` (and ExecuTorch's copy of it) quantizes the batch-nor
 model first (`m.conv_bn_relu = convert_pt2e(m.conv_bn_relu)`, after that part's own QAT
 capture) and then captures the whole `m` for PTQ. The converted graph's behaviour was fixed by
 the capture that made it (judged there, as a graph handed to a helper is,
-`caller_verdicts._harmless`), and a whole-model `.train()`/`.eval()` changes no graph: only the
+`harmless_models.harmless_model`), and a whole-model `.train()`/`.eval()` changes no graph: only the
 rest of the class can make the mode matter. `mode_free` then judges the construction with the
 replaced parts left out (`content_without`), and the replacing stores are no parts given after
 the build (`Replaced.rows`).

@@ -27,7 +27,8 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.flow.constant_values import holds_constant
-from qlint.analysis.flow.model_values import Env, Obj
+from qlint.analysis.flow.model_env import Env
+from qlint.analysis.flow.model_values import Obj
 
 
 def elements(walk, comp: ast.ListComp, env: Env) -> list[Obj] | None:

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import ast
 
-from qlint.analysis.flow.model_values import BUILT_PART, CONSTRUCTED, Env, Obj, Origin, new_value
+from qlint.analysis.flow.model_env import Env, new_value
+from qlint.analysis.flow.model_values import BUILT_PART, CONSTRUCTED, Obj, Origin
 
 
 def built_part(e: ast.Attribute, env: Env) -> Obj | None:

@@ -20,10 +20,11 @@ from collections.abc import Callable
 from qlint.analysis.context import FileContext
 from qlint.analysis.flow.call_sites import KEPT, Home, Site, each_site, readable_sites
 from qlint.analysis.flow.dead_branches import defaults, holds, on_name, rebound
+from qlint.analysis.flow.function_flows import FunctionFlow
 from qlint.analysis.flow.kept_call_paths import path_verdicts
 from qlint.analysis.flow.kept_caller_verdicts import Verdicts
 from qlint.analysis.flow.kept_qat_callers import handovers
-from qlint.analysis.flow.model_values import PARAM, FunctionFlow, Guard, ModeFact
+from qlint.analysis.flow.model_values import PARAM, Guard, ModeFact
 from qlint.value_classes import value_class
 
 _MAX_LEVELS = 6

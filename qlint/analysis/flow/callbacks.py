@@ -21,19 +21,19 @@ import ast
 import weakref
 
 from qlint.analysis.flow.dead_branches import contradicted_at_call, open_ended
+from qlint.analysis.flow.function_flows import Sink
 from qlint.analysis.flow.handed_switches import handed_made, handed_to_callback
+from qlint.analysis.flow.model_env import Env
 from qlint.analysis.flow.model_values import (
     APPLIED,
     EXPECTS_ERROR,
     ITEM,
     PARAM,
     PARAM_PART,
-    Env,
     Guard,
     ModeFact,
     Obj,
     Origin,
-    Sink,
 )
 from qlint.analysis.names.scope import parameter_args
 from qlint.value_classes import replace, value_class

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import ast
 
-from qlint.analysis.flow.model_values import CALL, UNKNOWN, Env, Obj, Origin, new_value
+from qlint.analysis.flow.model_env import Env, new_value
+from qlint.analysis.flow.model_values import CALL, UNKNOWN, Obj, Origin
 from qlint.analysis.names.scope import unique_value
 from qlint.value_classes import replace
 

@@ -24,7 +24,8 @@ from qlint.analysis.flow.held_parts import part_build
 from qlint.analysis.flow.held_slots import modes_of, slots_of
 from qlint.analysis.flow.init_parts import built_in_init
 from qlint.analysis.flow.installed_modes import starts_in_eval
-from qlint.analysis.flow.model_values import CONSTRUCTED, PRETRAINED, Env, ModeFact, Obj, Origin, new_value
+from qlint.analysis.flow.model_env import Env, new_value
+from qlint.analysis.flow.model_values import CONSTRUCTED, PRETRAINED, ModeFact, Obj, Origin
 from qlint.analysis.flow.part_modes import taken_part
 from qlint.analysis.names.scope import own_init
 from qlint.analysis.node_memo import kept_on_node

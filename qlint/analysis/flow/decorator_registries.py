@@ -36,7 +36,8 @@ import ast
 import os
 
 from qlint.analysis.flow.class_methods import method_of
-from qlint.analysis.flow.model_values import CONSTRUCTED, PARAM, Env, ModeFact, Obj, Origin, join
+from qlint.analysis.flow.model_env import Env, join
+from qlint.analysis.flow.model_values import CONSTRUCTED, PARAM, ModeFact, Obj, Origin
 from qlint.analysis.flow.pass_through import transparent
 from qlint.analysis.flow.registering_decorators import registry_written
 from qlint.analysis.names.resolver import Resolver

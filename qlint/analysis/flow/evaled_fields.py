@@ -27,7 +27,8 @@ import ast
 
 from qlint.analysis.flow.evaled_parts import switches_no_part
 from qlint.analysis.flow.model_classes import in_check
-from qlint.analysis.flow.model_values import CONSTRUCTED, Env, ModeFact, Obj
+from qlint.analysis.flow.model_env import Env
+from qlint.analysis.flow.model_values import CONSTRUCTED, ModeFact, Obj
 from qlint.analysis.names.scope import own_init, parameter_at
 
 

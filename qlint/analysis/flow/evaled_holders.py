@@ -31,7 +31,8 @@ from qlint.analysis.flow.built_models import Built
 from qlint.analysis.flow.evaled_parts import switches_no_part
 from qlint.analysis.flow.given_modes import keeps_given_modes
 from qlint.analysis.flow.model_classes import in_check
-from qlint.analysis.flow.model_values import Env, ModeFact, Obj
+from qlint.analysis.flow.model_env import Env
+from qlint.analysis.flow.model_values import ModeFact, Obj
 
 _SEQUENTIAL = frozenset({"torch.nn.Sequential", "torch.nn.modules.container.Sequential"})
 

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import ast
 
-from qlint.analysis.flow.model_values import Env, Obj, Origin
+from qlint.analysis.flow.model_env import Env
+from qlint.analysis.flow.model_values import Obj, Origin
 from qlint.analysis.flow.stored_fields import passed_for
 
 _CONTAINERS = frozenset(

@@ -4,7 +4,7 @@
 
 A part is kept as a name of its own in `Env.vars` (`holder.gm`, `pair[0]`, `graphs['q']`), so
 paths join it as they join names; a path that does not bind it drops it at the join
-(`model_values.partial_key`). Only graphs are kept: every other part reads as before, so the modes QL201 and
+(`model_env.partial_key`). Only graphs are kept: every other part reads as before, so the modes QL201 and
 QL202 judge are untouched. A part is forgotten when its root is rebound, handed to a call, or
 changed by a method of its own (`insert`, `pop`, `update`, ...), which may put something else
 there; `append`/`extend` and reads keep it.
@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import ast
 
-from qlint.analysis.flow.model_values import Env, Obj, partial_key
+from qlint.analysis.flow.model_env import Env, partial_key
+from qlint.analysis.flow.model_values import Obj
 
 # Methods of a list or dict that leave the parts already there where they were.
 _KEEPING = frozenset({"append", "extend", "get", "items", "values", "keys", "index", "count", "copy"})

@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import ast
 
-from qlint.analysis.flow.model_values import PARAM, Env, FunctionFlow
+from qlint.analysis.flow.function_flows import FunctionFlow
+from qlint.analysis.flow.model_env import Env
+from qlint.analysis.flow.model_values import PARAM
 from qlint.analysis.flow.part_modes import switched
 from qlint.analysis.flow.part_switches import part_dependent
 

@@ -21,21 +21,12 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.flow.dead_branches import contradicted_at_call, open_ended
+from qlint.analysis.flow.function_flows import FunctionFlow, HandedSwitch, ParamSwitch
 from qlint.analysis.flow.graph_instances import KIND, is_graph_instance
 from qlint.analysis.flow.maybe_graphs import graph_paths, reaching, tests_type
 from qlint.analysis.flow.model_apis import switch_mode
-from qlint.analysis.flow.model_values import (
-    ATTR,
-    ATTRIBUTE,
-    EXPECTS_ERROR,
-    PARAM,
-    PARAM_PART,
-    Env,
-    FunctionFlow,
-    HandedSwitch,
-    Obj,
-    ParamSwitch,
-)
+from qlint.analysis.flow.model_env import Env
+from qlint.analysis.flow.model_values import ATTR, ATTRIBUTE, EXPECTS_ERROR, PARAM, PARAM_PART, Obj
 from qlint.analysis.flow.stored_graphs import asks_field_type, stored_graph
 from qlint.analysis.names.scope import parameter_args
 from qlint.analysis.tree_walk import parents

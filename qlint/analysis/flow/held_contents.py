@@ -18,7 +18,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from qlint.analysis.flow.loop_items import UNREAD
-from qlint.analysis.flow.model_values import CONSTRUCTED, CONTAINER, UNKNOWN_MODE, Env, ModeFact, Obj
+from qlint.analysis.flow.model_env import Env
+from qlint.analysis.flow.model_values import CONSTRUCTED, CONTAINER, UNKNOWN_MODE, ModeFact, Obj
 from qlint.analysis.flow.stored_fields import passed_for
 from qlint.value_classes import replace
 

@@ -38,8 +38,9 @@ from qlint.analysis.flow.built_models import Built
 from qlint.analysis.flow.class_facts import evals_parts
 from qlint.analysis.flow.evaled_parts import stored_build
 from qlint.analysis.flow.model_apis import key
+from qlint.analysis.flow.model_env import Env
 from qlint.analysis.flow.model_torch_nn import MODE_KEEPING_METHODS
-from qlint.analysis.flow.model_values import CONSTRUCTED, Env, ModeFact, Obj
+from qlint.analysis.flow.model_values import CONSTRUCTED, ModeFact, Obj
 from qlint.analysis.flow.part_modes import taken_out
 from qlint.analysis.flow.stored_fields import held_part_fields, passed_for
 from qlint.analysis.flow.switched_parts import PART_SETTERS

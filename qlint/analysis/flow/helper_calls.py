@@ -17,6 +17,7 @@ from qlint.analysis.flow import left_graphs
 from qlint.analysis.flow.class_calls import class_callee
 from qlint.analysis.flow.class_methods import method_of
 from qlint.analysis.flow.dead_branches import contradicted_at_call, open_ended
+from qlint.analysis.flow.function_flows import CallSite, Capture, FunctionFlow
 from qlint.analysis.flow.given_modes import wrapped_param
 from qlint.analysis.flow.handed_parts import switch_handed_parts
 from qlint.analysis.flow.handed_switches import handed_part_switches, handed_switches
@@ -24,6 +25,7 @@ from qlint.analysis.flow.held_slots import bind, switched_name
 from qlint.analysis.flow.loop_effects import handed_kinds, kinds_in
 from qlint.analysis.flow.maybe_graphs import returned_paths
 from qlint.analysis.flow.model_apis import classify_call
+from qlint.analysis.flow.model_env import Env, join, merge_values, new_value
 from qlint.analysis.flow.model_values import (
     APPLIED,
     CALL,
@@ -32,17 +34,10 @@ from qlint.analysis.flow.model_values import (
     PARAM,
     PARAM_PART,
     UNKNOWN_MODE,
-    CallSite,
-    Capture,
-    Env,
-    FunctionFlow,
     ModeFact,
     Obj,
     Origin,
     anchored,
-    join,
-    merge_values,
-    new_value,
 )
 from qlint.analysis.flow.part_modes import handed
 from qlint.analysis.flow.pass_through import opaque

@@ -32,7 +32,8 @@ import ast
 import itertools
 
 from qlint.analysis.flow.loop_items import Containers, element_of, followed_names, models_of
-from qlint.analysis.flow.model_values import Env, Obj
+from qlint.analysis.flow.model_env import Env
+from qlint.analysis.flow.model_values import Obj
 from qlint.analysis.names.scope import parameter_args
 from qlint.analysis.node_memo import kept_on_node
 from qlint.analysis.tree_walk import statement_lists, walk, walk_kinds

@@ -23,8 +23,9 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.flow.held_parts import part_build
+from qlint.analysis.flow.model_env import Env
 from qlint.analysis.flow.model_torch_nn import SELF_RETURNING_METHODS
-from qlint.analysis.flow.model_values import CONSTRUCTED, CONTAINER, Env, ModeFact, Obj, Origin
+from qlint.analysis.flow.model_values import CONSTRUCTED, CONTAINER, ModeFact, Obj, Origin
 from qlint.analysis.flow.stored_fields import passed_for
 from qlint.analysis.flow.switched_parts import PART_SETTERS
 from qlint.analysis.names.resolver import Resolver

@@ -16,9 +16,10 @@ from __future__ import annotations
 import ast
 import os
 
+from qlint.analysis.flow.function_flows import FunctionFlow
 from qlint.analysis.flow.inherited_methods import inherited_method
 from qlint.analysis.flow.method_words import names_a_step
-from qlint.analysis.flow.model_values import CONSTRUCTED, FunctionFlow, Obj
+from qlint.analysis.flow.model_values import CONSTRUCTED, Obj
 from qlint.analysis.flow.pass_through import transparent
 
 

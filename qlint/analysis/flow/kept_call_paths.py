@@ -1,7 +1,7 @@
 """The walk up a helper's callers for a ruled-out branch, one caller module at a time, kept
 between runs.
 
-`caller_verdicts.branch_ruled_out` (QL201 for "ptq", QL202 for "qat") asks whether every call
+`ruled_out_branches.branch_ruled_out` (QL201 for "ptq", QL202 for "qat") asks whether every call
 of a helper, module by module of the project, either rules out by its arguments the branch that
 reaches the prepare call or passes a harmless model (`call_paths.vouched_on_every_path`). It
 kept nothing: the edited check of torchao's torchao/testing/pt2e/utils.py parsed and analysed

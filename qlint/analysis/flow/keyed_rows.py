@@ -46,7 +46,8 @@ from __future__ import annotations
 
 import ast
 
-from qlint.analysis.flow.model_values import CONSTRUCTED, Env, Obj
+from qlint.analysis.flow.model_env import Env
+from qlint.analysis.flow.model_values import CONSTRUCTED, Obj
 from qlint.analysis.flow.stored_fields import passed_for, stored_fields
 from qlint.analysis.node_memo import kept_on_node_by
 from qlint.analysis.tree_walk import Parents, name_loads, names_by_id, statements

@@ -26,8 +26,10 @@ from __future__ import annotations
 
 import ast
 
+from qlint.analysis.flow.function_flows import FunctionFlow
 from qlint.analysis.flow.graph_wrappers import constructed_plain
-from qlint.analysis.flow.model_values import Env, FunctionFlow, Obj, merge_values
+from qlint.analysis.flow.model_env import Env, merge_values
+from qlint.analysis.flow.model_values import Obj
 
 
 def summarise(flow: FunctionFlow, roots: dict[str, set[str]], sem) -> None:

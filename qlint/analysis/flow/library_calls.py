@@ -12,9 +12,11 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.caught_errors import catches
+from qlint.analysis.flow.function_flows import ModeSwitch, Sink
 from qlint.analysis.flow.init_parts import refresh
 from qlint.analysis.flow.maybe_graphs import graph_paths, reaching, tests_type
 from qlint.analysis.flow.model_apis import Api, argument, classify_call, key, recipe_flow, switch_mode
+from qlint.analysis.flow.model_env import Env, new_value
 from qlint.analysis.flow.model_torch_nn import MODE_KEEPING_METHODS
 from qlint.analysis.flow.model_values import (
     CALL,
@@ -28,13 +30,9 @@ from qlint.analysis.flow.model_values import (
     PREPARED_QAT,
     PROGRAM,
     VALUES,
-    Env,
     ModeFact,
-    ModeSwitch,
     Obj,
     Origin,
-    Sink,
-    new_value,
     part_of,
 )
 from qlint.analysis.flow.part_switches import part_switch

@@ -21,7 +21,8 @@ import ast
 
 from qlint.analysis.flow.class_filters import EVERY, covered, named, selected
 from qlint.analysis.flow.looped_switches import ClassName, LoopSwitch
-from qlint.analysis.flow.model_values import Env, ModeFact
+from qlint.analysis.flow.model_env import Env
+from qlint.analysis.flow.model_values import ModeFact
 from qlint.analysis.flow.part_modes import kinds_switched, switched
 from qlint.analysis.flow.part_switches import part_content
 

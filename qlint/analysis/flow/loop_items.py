@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import ast
 
-from qlint.analysis.flow.model_values import Env, Obj
+from qlint.analysis.flow.model_env import Env
+from qlint.analysis.flow.model_values import Obj
 from qlint.analysis.node_memo import kept_on_node
 from qlint.analysis.tree_walk import walk
 

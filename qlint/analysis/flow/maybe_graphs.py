@@ -14,7 +14,9 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.flow.dead_branches import contradicted_at_call, on_name, open_ended, rebound
-from qlint.analysis.flow.model_values import GRAPH_KINDS, Env, FunctionFlow, Obj, Origin, anchored, compatible
+from qlint.analysis.flow.function_flows import FunctionFlow
+from qlint.analysis.flow.model_env import Env
+from qlint.analysis.flow.model_values import GRAPH_KINDS, Obj, Origin, anchored, compatible
 from qlint.analysis.names.resolver import dotted_parts
 from qlint.analysis.names.scope import parameter_args
 from qlint.analysis.node_memo import kept_on_node

@@ -15,7 +15,9 @@ import weakref
 from qlint.analysis.flow.built_models import Built
 from qlint.analysis.flow.changed_tables import changed_in
 from qlint.analysis.flow.constructed_values import construct, is_module
+from qlint.analysis.flow.function_flows import CallSite
 from qlint.analysis.flow.model_apis import is_class_call, key
+from qlint.analysis.flow.model_env import Env, merge_values, new_value
 from qlint.analysis.flow.model_factories import callables, factory_calls, lambda_body, parametrize_values
 from qlint.analysis.flow.model_values import (
     CALL,
@@ -25,13 +27,9 @@ from qlint.analysis.flow.model_values import (
     PARAM,
     UNKNOWN,
     UNKNOWN_MODE,
-    CallSite,
-    Env,
     ModeFact,
     Obj,
     Origin,
-    merge_values,
-    new_value,
 )
 from qlint.analysis.flow.stored_fields import passed_for
 from qlint.analysis.flow.stored_graphs import kept_graph

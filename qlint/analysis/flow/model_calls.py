@@ -21,6 +21,7 @@ from qlint.analysis.flow.callbacks import CallbackLinks
 from qlint.analysis.flow.called_lambdas import called_lambda, run_lambda
 from qlint.analysis.flow.closure_switches import closure_switches
 from qlint.analysis.flow.field_instances import field_instances
+from qlint.analysis.flow.function_flows import Capture, FunctionFlow, ModeSwitch, Sink
 from qlint.analysis.flow.graph_holders import GraphHolders
 from qlint.analysis.flow.graph_parts import GraphParts
 from qlint.analysis.flow.graph_wrappers import constructed_plain, wrapper_fields
@@ -38,23 +39,8 @@ from qlint.analysis.flow.looped_switches import applied_function
 from qlint.analysis.flow.mode_keeping import LIBRARY, hands_back_same
 from qlint.analysis.flow.model_apis import classify_call
 from qlint.analysis.flow.model_builds import Builds
-from qlint.analysis.flow.model_values import (
-    CALL,
-    CONTAINER,
-    PARAM,
-    PRETRAINED,
-    UNKNOWN,
-    Capture,
-    Env,
-    FunctionFlow,
-    ModeFact,
-    ModeSwitch,
-    Obj,
-    Origin,
-    Sink,
-    merge_values,
-    new_value,
-)
+from qlint.analysis.flow.model_env import Env, merge_values, new_value
+from qlint.analysis.flow.model_values import CALL, CONTAINER, PARAM, PRETRAINED, UNKNOWN, ModeFact, Obj, Origin
 from qlint.analysis.flow.partial_calls import partial_call
 from qlint.analysis.flow.prepared_results import PreparedResults
 from qlint.analysis.flow.relayed_lambdas import RelayedLambdas

@@ -25,11 +25,13 @@ import weakref
 
 from qlint.analysis.flow import registry_contents
 from qlint.analysis.flow.carried_flows import watch, watched_class
+from qlint.analysis.flow.function_flows import CallSite, Capture, FunctionFlow, HandedSwitch, ModeSwitch, Sink
 from qlint.analysis.flow.graph_returns import GRAPH_SOURCES, imported_graph_calls, own_graph_returns
 from qlint.analysis.flow.inherited_methods import imported_class_methods
 from qlint.analysis.flow.model_apis import api_kind, is_class_call
 from qlint.analysis.flow.model_attrs import Evaled, Stored, attribute_sources
 from qlint.analysis.flow.model_classes import ClassIndex
+from qlint.analysis.flow.model_env import Env, join, merge_values
 from qlint.analysis.flow.model_interp import Interpreter
 from qlint.analysis.flow.model_values import (
     ATTRIBUTE,
@@ -49,20 +51,11 @@ from qlint.analysis.flow.model_values import (
     STORED,
     UNKNOWN,
     UNKNOWN_MODE,
-    CallSite,
-    Capture,
-    Env,
-    FunctionFlow,
     Guard,
-    HandedSwitch,
     ModeFact,
-    ModeSwitch,
     Obj,
     Origin,
-    Sink,
     compatible,
-    join,
-    merge_values,
 )
 from qlint.analysis.flow.relevant_bodies import module_functions, relevant, segment
 from qlint.analysis.flow.shared_flows import Tracker

@@ -22,6 +22,7 @@ from qlint.analysis.flow import decorator_registries as registries
 from qlint.analysis.flow.built_parts import built_part
 from qlint.analysis.flow.dead_branches import ConstantFlags, condition_of
 from qlint.analysis.flow.field_instances import written_in_class_only
+from qlint.analysis.flow.function_flows import FunctionFlow
 from qlint.analysis.flow.graph_instances import graph_instance_condition, graph_instance_truth
 from qlint.analysis.flow.graph_parts import GraphParts
 from qlint.analysis.flow.handed_switches import param_switches
@@ -35,6 +36,7 @@ from qlint.analysis.flow.maybe_graphs import graph_paths, note_made
 from qlint.analysis.flow.model_apis import key
 from qlint.analysis.flow.model_attrs import Evaled, InMode, Stored, given_parts
 from qlint.analysis.flow.model_calls import CallSemantics
+from qlint.analysis.flow.model_env import Env, fill_unread, join, merge_values, new_value
 from qlint.analysis.flow.model_values import (
     ATTR,
     ATTRIBUTE,
@@ -50,15 +52,9 @@ from qlint.analysis.flow.model_values import (
     STORED,
     UNKNOWN,
     UNKNOWN_MODE,
-    Env,
-    FunctionFlow,
     ModeFact,
     Obj,
     Origin,
-    fill_unread,
-    join,
-    merge_values,
-    new_value,
     part_of,
 )
 from qlint.analysis.flow.patched_switches import replaces_switch

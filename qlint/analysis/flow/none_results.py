@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import ast
 
-from qlint.analysis.flow.model_values import CALL, FunctionFlow, ModeFact
+from qlint.analysis.flow.function_flows import FunctionFlow
+from qlint.analysis.flow.model_values import CALL, ModeFact
 from qlint.analysis.tree_walk import own_nodes
 
 

@@ -16,7 +16,7 @@ import ast
 
 from qlint.analysis.flow.evaled_fields import evaled_whole
 from qlint.analysis.flow.held_parts import part_build
-from qlint.analysis.flow.model_values import Env
+from qlint.analysis.flow.model_env import Env
 from qlint.analysis.flow.part_modes import switched
 
 

@@ -27,7 +27,7 @@ import ast
 import itertools
 
 from qlint.analysis.flow.loop_items import Containers
-from qlint.analysis.flow.model_values import Env
+from qlint.analysis.flow.model_env import Env
 from qlint.analysis.node_memo import kept_on_node
 from qlint.analysis.tree_walk import walk
 

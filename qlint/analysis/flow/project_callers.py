@@ -43,10 +43,11 @@ from qlint.analysis import scan_memo
 from qlint.analysis.context import FileContext
 from qlint.analysis.flow import caller_modules, caller_slices
 from qlint.analysis.flow.caller_modules import caller_module
+from qlint.analysis.flow.function_flows import CallSite, FunctionFlow
 from qlint.analysis.flow.function_references import _imported_elsewhere, _uses
 from qlint.analysis.flow.kept_caller_verdicts import Verdicts
 from qlint.analysis.flow.method_references import method_uses, owner_class
-from qlint.analysis.flow.model_values import CallSite, FunctionFlow, ModeFact
+from qlint.analysis.flow.model_values import ModeFact
 from qlint.analysis.flow.project_search import (
     _OWN,
     _candidates,

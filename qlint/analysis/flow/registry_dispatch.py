@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import ast
 
+from qlint.analysis.flow.function_flows import FunctionFlow
 from qlint.analysis.flow.instance_methods import method_summary
-from qlint.analysis.flow.model_values import CONSTRUCTED, Env, FunctionFlow, Obj, join
+from qlint.analysis.flow.model_env import Env, join
+from qlint.analysis.flow.model_values import CONSTRUCTED, Obj
 from qlint.value_classes import replace
 
 _MAX_TARGETS = 8  # classes of one registry followed at a call; past this the call is not read

@@ -23,8 +23,10 @@ import ast
 
 from qlint.analysis.flow.callback_relays import Relay
 from qlint.analysis.flow.dead_branches import contradicted_at_call
+from qlint.analysis.flow.function_flows import CallSite
 from qlint.analysis.flow.instance_methods import method_summary
-from qlint.analysis.flow.model_values import UNKNOWN_MODE, CallSite, Env, ModeFact, Obj
+from qlint.analysis.flow.model_env import Env
+from qlint.analysis.flow.model_values import UNKNOWN_MODE, ModeFact, Obj
 
 _SELF = ("self", "cls")
 

@@ -19,7 +19,8 @@ from qlint.analysis.flow.asserted_lambdas import asserted_lambda
 from qlint.analysis.flow.callback_relays import Relay, relays
 from qlint.analysis.flow.class_methods import method_of
 from qlint.analysis.flow.model_apis import argument_for
-from qlint.analysis.flow.model_values import Env, ModeFact, Obj
+from qlint.analysis.flow.model_env import Env
+from qlint.analysis.flow.model_values import ModeFact, Obj
 from qlint.analysis.flow.relayed_functions import may_name_function, relay_named
 from qlint.analysis.names.scope import parameter_args
 

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import ast
 
-from qlint.analysis.flow.model_values import CONSTRUCTED, CONTAINER, Env, FunctionFlow, Obj
+from qlint.analysis.flow.function_flows import FunctionFlow
+from qlint.analysis.flow.model_env import Env
+from qlint.analysis.flow.model_values import CONSTRUCTED, CONTAINER, Obj
 from qlint.analysis.flow.stored_fields import passed_for
 from qlint.value_classes import replace
 

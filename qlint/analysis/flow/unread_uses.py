@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import ast
 
-from qlint.analysis.flow.model_values import FunctionFlow
+from qlint.analysis.flow.function_flows import FunctionFlow
 from qlint.analysis.mentions import word_rows
 from qlint.analysis.names.functions import bodies
 

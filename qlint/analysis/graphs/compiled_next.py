@@ -24,7 +24,10 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.context import FileContext
-from qlint.analysis.graphs import graph_readers, init_fields, stripped_later
+from qlint.analysis.graphs import graph_readers, init_fields
+from qlint.analysis.graphs.blind_passes import blind_pass
+from qlint.analysis.graphs.call_statements import SIMPLE, call_statements, statement_lists
+from qlint.analysis.graphs.graph_parameter_passes import graph_parameter_pass
 from qlint.analysis.graphs.graph_readers import dotted_name, mentions
 from qlint.analysis.names.functions import Body
 from qlint.analysis.names.resolver import OpRef, Resolver, dotted_parts
@@ -39,7 +42,7 @@ def compiled_after(ctx: FileContext, body: Body | None, ref: OpRef, expr: ast.ex
     """Whether the insertion of `ref` (at `expr`) is made into the graph parameter of the
     module-level function `body`, and every call of that function is followed by handing
     the graph to `torch.compile` (above)."""
-    func = stripped_later.graph_parameter_pass(ctx, body, expr)
+    func = graph_parameter_pass(ctx, body, expr)
     if func is None:
         return False
     sites = _call_sites(ctx.tree, func.name)
@@ -58,7 +61,7 @@ def _call_sites(tree: ast.Module, name: str) -> list[tuple[ast.AST, ast.stmt, st
     if not uses:
         return None
     found = []
-    for owner, stmts, index in stripped_later.call_statements(tree).get(name, ()):
+    for owner, stmts, index in call_statements(tree).get(name, ()):
         graph = _pass_statement(stmts[index], name)
         if graph is not None:
             found.append((owner, stmts[index], graph))
@@ -123,7 +126,7 @@ def _method_call_after(ctx: FileContext, call: ast.Call, method: str) -> tuple[a
     for func in ast.walk(ctx.tree):
         if not isinstance(func, _FUNCS):
             continue
-        for stmts in stripped_later.statement_lists(func):
+        for stmts in statement_lists(func):
             for index, stmt in enumerate(stmts):
                 if _is_method_call(stmt, method, call):
                     return func, stmt
@@ -260,7 +263,7 @@ def _harmless(ctx: FileContext, stmt: ast.stmt, graph: str, ref: OpRef, cls: ast
         return not any(mentions(i, graph) for i in stmt.items) and all(
             _harmless(ctx, s, graph, ref, cls) for s in stmt.body
         )
-    if not isinstance(stmt, stripped_later.SIMPLE) or any(isinstance(n, _EXITS) for n in ast.walk(stmt)):
+    if not isinstance(stmt, SIMPLE) or any(isinstance(n, _EXITS) for n in ast.walk(stmt)):
         return False
     if graph.startswith("self.") and _hands_self(stmt):
         return False  # a method of the instance may read the field
@@ -270,7 +273,7 @@ def _harmless(ctx: FileContext, stmt: ast.stmt, graph: str, ref: OpRef, cls: ast
         return False  # stored, bound anew
     call = stmt.value
     callee = _pass_statement(stmt, None) == graph and call.func.id
-    if callee and stripped_later.blind_pass(ctx, callee, ref):
+    if callee and blind_pass(ctx, callee, ref):
         return True
     if graph_readers.logs(call) and not mentions(call.func, graph):
         return True

@@ -20,6 +20,10 @@ A backend may also rewrite the graph itself, in its own statements, before its A
 hardware backend replacing `aten.linear` nodes with its own op, then `compile_fx(gm, ...)`):
 an insertion into the graph parameter's graph there is made into Dynamo's graph too
 (`inserted_before_aot`).
+
+A backend's own body (the passes it calls before its AOT call, the pre-grad pass it assigns)
+is read by `aot_backends`; here, which modules of the project hold backends, kept per module
+content and per check, and whether a function is among what they run.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from typing import Any
 from qlint.analysis import scan_memo
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs import file_keys
+from qlint.analysis.graphs.aot_backends import PRE_GRAD, aot_call, backend_callees, graph_and_inputs, own_calls
 from qlint.analysis.graphs.project_scan import parsed_module, scan_root, text_holding
 from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.resolver import Resolver
@@ -39,21 +44,7 @@ from qlint.analysis.recent_entries import RecentEntries
 from qlint.analysis.tree_walk import name_loads, spans_rows
 from qlint.lazy_patterns import lazy
 
-# AOT autograd's entry points for a Dynamo graph (`aot_autograd(**kw)` returns a backend
-# that is then called with the graph and the inputs).
-_AOT_CALLS = frozenset(
-    {
-        "torch._functorch.aot_autograd.aot_module_simplified",
-        "torch._functorch.aot_autograd.aot_module",
-        "functorch.compile.aot_module_simplified",
-        "functorch.compile.aot_module",
-        "torch._inductor.compile_fx.compile_fx",
-    }
-)
-_AOT_FACTORIES = frozenset({"torch._dynamo.backends.common.aot_autograd", "functorch.compile.aot_autograd"})
-_PRE_GRAD = "pre_grad_custom_pass"
-_INDUCTOR_CONFIG = "torch._inductor.config"
-_NEEDLES = ("aot_module", "aot_autograd", "compile_fx", _PRE_GRAD)
+_NEEDLES = ("aot_module", "aot_autograd", "compile_fx", PRE_GRAD)
 _NEEDLE_BYTES = tuple(n.encode() for n in _NEEDLES)
 # Only a module that calls an entry point or assigns the hook is parsed: most modules that
 # spell them import or mention them (torch: 72 spell one, 10 call or assign).
@@ -146,7 +137,7 @@ def dynamo_graph_callees(ctx: FileContext, words: frozenset[str]) -> frozenset[s
     found: set[str] = set()
     for path, key, text in _backends(ctx):
         if text is None:  # the module checked
-            found |= _backend_callees(ctx)
+            found |= backend_callees(ctx)
             continue
         known = _FACTS.get(path)
         if known is not None and known[0] == key:
@@ -159,7 +150,7 @@ def dynamo_graph_callees(ctx: FileContext, words: frozenset[str]) -> frozenset[s
             text = read[0]
         if not any(w in text for w in words):
             continue
-        names = frozenset(_backend_callees(parsed_module(ctx, path, text)))
+        names = frozenset(backend_callees(parsed_module(ctx, path, text)))
         if len(_FACTS) > _MAX_FACTS:
             _FACTS.clear()
         _FACTS[path] = (key, names)
@@ -271,72 +262,6 @@ def _namespace_root(path: str) -> str | None:
 _MAX_UP = 3
 
 
-def _backend_callees(ctx: FileContext | None) -> set[str]:
-    if ctx is None:
-        return set()
-    found: set[str] = set()
-    for body in bodies(ctx.tree, ctx.scope, ctx.cache):
-        resolver = Resolver(ctx.scope, ctx.project, ctx.optable, body.local, body.class_scope)
-        found |= _pre_grad_passes(ctx, body, resolver)
-        if isinstance(body.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            found |= _passes_before_aot(body, resolver)
-    return found
-
-
-def _pre_grad_passes(ctx: FileContext, body: Body, resolver: Resolver) -> set[str]:
-    """`torch._inductor.config.pre_grad_custom_pass = f` (the config module imported under
-    any name, in the module or in the function): f runs on Dynamo's graph."""
-    found = set()
-    local = function_imports(ctx, body)
-
-    def qualname(expr: ast.expr) -> str | None:
-        head = expr
-        while isinstance(head, ast.Attribute):
-            head = head.value
-        if isinstance(head, ast.Name) and head.id in local:
-            rest = ast.unparse(expr)[len(head.id) :]
-            return local[head.id] + rest
-        return resolver.qualname(expr)
-
-    for stmt in body.stmts:
-        if not isinstance(stmt, ast.Assign):
-            continue
-        for target in stmt.targets:
-            if (
-                isinstance(target, ast.Attribute)
-                and target.attr == _PRE_GRAD
-                and qualname(target.value) == _INDUCTOR_CONFIG
-            ):
-                name = qualname(stmt.value)
-                if name:
-                    found.add(name)
-    return found
-
-
-def function_imports(ctx: FileContext, body: Body) -> dict[str, str]:
-    """Names a function imports itself (`from torch._inductor import config as c`, relative
-    imports resolved against the module's package), which the module scope does not hold."""
-    if not isinstance(body.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return {}
-    module = ctx.module or ""
-    package = module if os.path.basename(ctx.path) == "__init__.py" else module.rpartition(".")[0]
-    found = {}
-    for stmt in body.stmts:
-        if isinstance(stmt, ast.Import):
-            for alias in stmt.names:
-                if alias.asname:
-                    found[alias.asname] = alias.name
-        elif isinstance(stmt, ast.ImportFrom):
-            base = stmt.module or ""
-            if stmt.level:
-                parts = package.split(".") if package else []
-                parts = parts[: len(parts) - (stmt.level - 1)] if stmt.level > 1 else parts
-                base = ".".join(p for p in (*parts, base) if p)
-            for alias in stmt.names:
-                found[alias.asname or alias.name] = f"{base}.{alias.name}" if base else alias.name
-    return found
-
-
 def inserted_before_aot(ctx: FileContext, body: Body | None, expr: ast.expr) -> bool:
     """Whether the insertion at `expr` is a backend's own rewrite of Dynamo's graph: made by a
     function `backend(gm, example_inputs)` into `gm`'s graph (`gm` never bound anew in it),
@@ -346,109 +271,19 @@ def inserted_before_aot(ctx: FileContext, body: Body | None, expr: ast.expr) -> 
     a pass it runs before its AOT call (`sees_dynamo_graph`)."""
     if body is None or not isinstance(body.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return False
-    parts = _graph_and_inputs(body.node)
+    parts = graph_and_inputs(body.node)
     if parts is None:
         return False
     graph, inputs = parts
-    # Imported here: `stripped_later` is a verdict QL101/QL102 import only when a finding asks.
-    from qlint.analysis.graphs.stripped_later import inserts_into_parameter
+    # Imported here: the verdicts reading a pass's graph parameter (`stripped_later`,
+    # `graph_parameter_passes`) are what QL101/QL102 import only when a finding asks.
+    from qlint.analysis.graphs.graph_parameter_passes import inserts_into_parameter
 
     if not inserts_into_parameter(body.node, graph, expr):
         return False
     resolver = Resolver(ctx.scope, ctx.project, ctx.optable, body.local, body.class_scope)
     return any(
-        call.lineno > expr.lineno and _aot_call(call, resolver, graph, inputs)
+        call.lineno > expr.lineno and aot_call(call, resolver, graph, inputs)
         for stmt in body.stmts
-        for call in _own_calls(stmt)
-    )
-
-
-def _graph_and_inputs(func: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str, set[str]] | None:
-    """A backend's graph parameter (its first, after `self`/`cls`) and the others, one of
-    which holds the example inputs; None for a function of fewer than two."""
-    params = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
-    if params and params[0] in ("self", "cls"):
-        params = params[1:]
-    if len(params) < 2:
-        return None
-    return params[0], set(params[1:])
-
-
-def _passes_before_aot(body: Body, resolver: Resolver) -> set[str]:
-    """What a backend `def backend(gm, example_inputs)` calls on `gm` before handing `gm` and
-    `example_inputs` (any other parameter) to AOT autograd, in its own statements (not those
-    of nested functions)."""
-    parts = _graph_and_inputs(body.node)
-    if parts is None:
-        return set()
-    graph, inputs = parts
-    calls = [n for stmt in body.stmts for n in _own_calls(stmt)]
-    aot_rows = [c.lineno for c in calls if _aot_call(c, resolver, graph, inputs)]
-    if not aot_rows:
-        return set()
-    last = max(aot_rows)
-    found = set()
-    for stmt in body.stmts:
-        if stmt.lineno >= last:
-            continue
-        if _rebinds(stmt, graph) and not _pass_on(stmt.value, graph):
-            return set()  # `gm` is another graph from here on (a re-trace, a copy)
-        for call in _own_calls(stmt):
-            if call.lineno < last and _pass_on(call, graph):
-                name = resolver.qualname(call.func)
-                if name and name not in _AOT_CALLS:
-                    found.add(name)
-    return found
-
-
-def _own_calls(stmt: ast.stmt) -> list[ast.Call]:
-    """The calls a statement makes itself: a nested statement list is its own entry of
-    `Body.stmts`, and nested functions or lambdas do not run here."""
-    out: list[ast.Call] = []
-    todo: list[ast.AST] = [stmt]
-    while todo:
-        node = todo.pop()
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, (ast.stmt, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-                continue
-            if isinstance(child, ast.Call):
-                out.append(child)
-            todo.append(child)
-    return out
-
-
-def _pass_on(node: ast.AST | None, graph: str) -> bool:
-    """`f(gm, ...)` with a function named directly (a call of a call is a re-trace's shape:
-    `make_fx(gm)(*args)`)."""
-    return (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, (ast.Name, ast.Attribute))
-        and bool(node.args)
-        and isinstance(node.args[0], ast.Name)
-        and node.args[0].id == graph
-    )
-
-
-def _rebinds(stmt: ast.stmt, name: str) -> bool:
-    targets = stmt.targets if isinstance(stmt, ast.Assign) else [getattr(stmt, "target", None)]
-    return isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and any(
-        isinstance(t, ast.Name) and t.id == name for t in targets
-    )
-
-
-def _aot_call(call: ast.Call, resolver: Resolver, graph: str, inputs: set[str]) -> bool:
-    """`aot_module_simplified(gm, example_inputs, ...)` or `aot_autograd(...)(gm, example_inputs)`."""
-    func = call.func
-    if isinstance(func, ast.Call):
-        if resolver.qualname(func.func) not in _AOT_FACTORIES:
-            return False
-    elif resolver.qualname(func) not in _AOT_CALLS:
-        return False
-    args = call.args
-    return (
-        len(args) >= 2
-        and isinstance(args[0], ast.Name)
-        and args[0].id == graph
-        and isinstance(args[1], ast.Name)
-        and args[1].id in inputs
+        for call in own_calls(stmt)
     )

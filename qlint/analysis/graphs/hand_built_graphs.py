@@ -22,7 +22,7 @@ import ast
 import os
 
 from qlint.analysis.context import FileContext
-from qlint.analysis.graphs import dynamo_graph_passes
+from qlint.analysis.graphs import aot_backends, dynamo_graph_passes
 from qlint.analysis.graphs.project_scan import read_module
 from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.resolver import Resolver, dotted_parts
@@ -127,7 +127,7 @@ def _kept(ctx: FileContext, body: Body, name: str, seen: frozenset[str]) -> bool
         return False
     seen = seen | {name}
     resolver = Resolver(ctx.scope, ctx.project, ctx.optable, body.local, body.class_scope)
-    imports = dynamo_graph_passes.function_imports(ctx, body)
+    imports = aot_backends.function_imports(ctx, body)
     parents = tree_parents(func)
     built = False
     for node in ast.walk(func):

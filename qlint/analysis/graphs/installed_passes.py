@@ -6,7 +6,7 @@ caller may run another library's pass on the graph: SHARK's importer runs brevit
 retargets only the nodes whose target is the function it is handed. Whether such a pass can be
 keyed on the inserted op's overload is written in the source installed beside the project,
 which is the code the call runs: it is read as a pass of another module of the project is
-(`stripped_later.blind_function`, `strip_loops.strip_helper`). A library that is not
+(`blind_passes.blind_function`, `strip_loops.strip_helper`). A library that is not
 installed stays unknown, and so does the insertion: it is reported.
 
 The function is looked up in the module its import names, then through that module's own

@@ -47,11 +47,11 @@ from qlint.analysis.graphs.graph_local_reads import (
     stores_local,
 )
 from qlint.analysis.graphs.graph_objects import graph_constructions, inserts_into_held_graph, method_class
+from qlint.analysis.graphs.graph_parameter_passes import graph_parameter_pass
 from qlint.analysis.graphs.param_graph_nodes import param_graph_node
 from qlint.analysis.graphs.pass_call_sites import pass_call_sites
 from qlint.analysis.graphs.project_scan import module_facts, read_module
 from qlint.analysis.graphs.retargeted_nodes import retargeting_pass
-from qlint.analysis.graphs.stripped_later import graph_parameter_pass
 from qlint.analysis.names.functions import Body, innermost_body
 from qlint.analysis.names.resolver import Resolver
 

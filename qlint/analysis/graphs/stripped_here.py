@@ -23,9 +23,9 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.context import FileContext
+from qlint.analysis.graphs.call_statements import statement_lists
 from qlint.analysis.graphs.overload_spellings import function_nodes, writes_an_overload
 from qlint.analysis.graphs.strip_loops import strip_helper, strip_loop
-from qlint.analysis.graphs.stripped_later import statement_lists
 from qlint.analysis.names.functions import Body
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 
