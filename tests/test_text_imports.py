@@ -160,3 +160,38 @@ def test_may_import_counts_a_walk_too_long_to_finish_as_an_import():
     src = "from pkg import (\n" + "    name,\n" * 1000 + "    last,\n)\n"
     assert may_import(src, "last")
     assert not may_import("x = 1\n" + "y\n" * 1000 + "last\n", "last")
+
+
+def test_file_imports_names_the_module_for_a_relative_import_statement_only(tmp_path, monkeypatch):
+    # `from .` in prose (a docstring) is no relative import: the module is not named for it,
+    # while a relative statement after it still is.
+    from qlint.analysis.names import text_imports as module
+
+    named = []
+    monkeypatch.setattr(module, "module_name_for", lambda p: named.append(p) or "pkg.mod")
+    text = '"""Copied from .here, as from . they were."""\nimport os\n'
+    assert module.file_imports(text, "/p/pkg/mod.py") == [("os", "os")]
+    assert named == []
+    text = '"""Copied from .here."""\nimport os\n  from ..up import b\n'
+    assert module.file_imports(text, "/p/pkg/mod.py") == [("os", "os"), ("b", "up.b")]
+    assert named == ["/p/pkg/mod.py"]
+
+
+def test_a_text_s_statements_are_read_once_for_its_spans_and_its_imports(monkeypatch):
+    from qlint.analysis.names import text_imports as module
+
+    starts = []
+    real = module._starts
+    monkeypatch.setattr(module, "_starts", lambda text, word: starts.append(text) or real(text, word))
+    text = "import torch\nfrom torch.ops import aten\nx = 1\n"
+    spans = module.import_spans(text)
+    assert [text[a:b] for a, b in spans] == ["import torch", "from torch.ops import aten"]
+    # A statement's own text read meanwhile (`packet_text.torch_names`) does not replace it.
+    assert text_imports(text[spans[1][0] : spans[1][1]], None, "") == [("aten", "torch.ops.aten")]
+    assert module.file_imports(text, "/p/m.py") == [("torch", "torch"), ("aten", "torch.ops.aten")]
+    assert module.import_spans(text) == spans
+    assert starts.count(text) == 1
+    # An equal text that is another object is read again: only the very text is remembered.
+    again = "".join(["import torch\n", "from torch.ops import aten\nx = 1\n"])
+    assert module.import_spans(again) == spans
+    assert starts.count(text) == 2

@@ -32,9 +32,11 @@ PLAIN = "import os\nfrom pkg.util import helper\n\n\ndef f(x):\n    return helpe
 def test_the_import_triggers_search_no_trigger_again(tmp_path):
     text = _Counted(PLAIN)
     check_source(text, str(tmp_path / "plain.py"), settings_for())
-    for needle in (".target", "find_nodes", ".eval()", ".train(", "call_function", "prepare_pt2e"):
+    for needle in (".target", "find_nodes", ".eval()", ".train(", "call_function"):
         assert text.searched[needle] == 1, needle
     assert text.searched["getattr("] == 1
+    # A text without a `2` holds no `prepare_pt2e`: only the digit is looked for, once.
+    assert text.searched["prepare_pt2e"] == 0 and text.searched["2"] == 1
 
 
 def test_answers_are_the_searches_answers():
@@ -46,3 +48,26 @@ def test_answers_are_the_searches_answers():
     # Another text (equal, not the same object) is searched afresh.
     other = _Counted("a.target = b\n")
     assert holds(other, "target") is True and other.searched == {"target": 1}
+
+
+def test_a_needle_is_not_searched_in_a_text_without_its_capital_or_digit():
+    text = _Counted("from torch.export import export\nrecipe = Recipe()\n")
+    assert holds_any(text, ("QuantizationRecipe", "checkGraphModuleNodes", "prepare_pt2e", "convert_pt2e")) is False
+    assert holds(text, "QuantizationRecipe") is False
+    assert text.searched == {"Q": 1, "G": 1, "2": 1}
+
+
+def test_a_text_with_the_gate_is_searched_for_the_needle_whole():
+    # Look-alikes: the capital or the digit is there, the needle is not (or is, once).
+    text = _Counted("Q = 2  # Quantization, checkGraph\nx = prepare_pt2(m)\n")
+    assert holds_any(text, ("QuantizationRecipe", "checkGraphModuleNodes", "prepare_pt2e")) is False
+    whole = ("QuantizationRecipe", "checkGraphModuleNodes", "prepare_pt2e")
+    assert text.searched == {"Q": 1, "G": 1, "2": 1, **dict.fromkeys(whole, 1)}
+    found = _Counted("from executorch.export import QuantizationRecipe\nm = convert_pt2e(m)\n")
+    assert holds(found, "QuantizationRecipe") is True and holds(found, "convert_pt2e") is True
+    assert holds(found, "prepare_qat_pt2e") is False
+    assert found.searched == {"Q": 1, "QuantizationRecipe": 1, "2": 1, "convert_pt2e": 1, "prepare_qat_pt2e": 1}
+    # A needle of one character, or of none of those, is searched as it is.
+    plain = _Counted("a.target = b\n")
+    assert holds(plain, "Z") is False and holds(plain, "target") is True
+    assert plain.searched == {"Z": 1, "target": 1}

@@ -9,6 +9,11 @@ lacks is a scan of the whole text each time (most files lack most needles). Here
 is kept for the last text asked about (by identity: the engine checks one text at a time, and
 the text held cannot be freed, so no other text can take its identity), and a needle asked
 again is looked up instead of searched.
+
+A needle with a capital letter or a digit (`QuantizationRecipe`, `checkGraphModuleNodes`, the
+`2` of `prepare_pt2e`) is first looked for by that character (`_gate`), which many files lack
+(ExecuTorch: `Q` 2,496 of 3,841, `G` 1,601, `2` 737): one character is found by `memchr`,
+a tenth of the cost of searching a needle whole, and a text without it cannot hold the needle.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ def holds(text: str, needle: str) -> bool:
     answers = _answers(text)
     known = answers.get(needle)
     if known is None:
-        known = answers[needle] = needle in text
+        known = answers[needle] = _search(text, needle, answers)
     return known
 
 
@@ -32,10 +37,33 @@ def holds_any(text: str, needles: Iterable[str]) -> bool:
     for needle in needles:
         known = answers.get(needle)
         if known is None:
-            known = answers[needle] = needle in text
+            known = answers[needle] = _search(text, needle, answers)
         if known:
             return True
     return False
+
+
+def _search(text: str, needle: str, answers: dict[str, bool]) -> bool:
+    """`needle in text`, but False without the search when the text lacks the needle's gate
+    (itself asked once per text, kept with the needles' answers)."""
+    gate = _GATES.get(needle)
+    if gate is None:
+        gate = _GATES[needle] = _gate(needle)
+    if gate:
+        held = answers.get(gate)
+        if held is None:
+            held = answers[gate] = gate in text
+        if not held:
+            return False
+    return needle in text
+
+
+def _gate(needle: str) -> str:
+    """The needle's first capital ASCII letter or digit ("" when none, or the needle is that
+    one character): a character much of a project's source lacks, unlike lower-case letters."""
+    if len(needle) < 2:
+        return ""
+    return next((c for c in needle if "A" <= c <= "Z" or "0" <= c <= "9"), "")
 
 
 def _answers(text: str) -> dict[str, bool]:
@@ -51,3 +79,5 @@ def _answers(text: str) -> dict[str, bool]:
 
 # (the text last asked about, needle -> whether it holds it)
 _LAST: tuple[str, dict[str, bool]] | None = None
+# needle -> its gate (`_gate`), worked out once per process (the rules' needles are few)
+_GATES: dict[str, str] = {}

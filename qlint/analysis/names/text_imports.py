@@ -12,6 +12,8 @@ never skip one the check would report.
 
 from __future__ import annotations
 
+import re
+
 from qlint.analysis.names.modules import module_name_for, resolve_relative
 from qlint.lazy_patterns import lazy
 
@@ -32,13 +34,13 @@ def text_imports(text: str, module: str | None, path: str) -> list[tuple[str, st
     """(local name, fully qualified dotted name) of every import statement, in order, as
     `ModuleScope.imports` spells them (`import a.b` binds `a` to `a`; a star import binds
     nothing). A name imported twice (at module level and in a function) is listed twice."""
+    return _imports(_statements(text), module, path)
+
+
+def _imports(statements: list[re.Match[str]], module: str | None, path: str) -> list[tuple[str, str]]:
+    """`text_imports` of the text whose import statements (`_statements`) these are."""
     out: list[tuple[str, str]] = []
-    if "import" not in text:
-        return out
-    for start in _starts(text, "import"):
-        m = _STATEMENT.match(text, start)
-        if m is None:
-            continue
+    for m in statements:
         dots, source, names, plain = m.groups()
         if plain is not None:
             for name, alias in _aliases(plain):
@@ -54,16 +56,37 @@ def text_imports(text: str, module: str | None, path: str) -> list[tuple[str, st
     return out
 
 
-def import_spans(text: str) -> list[tuple[int, int]]:
-    """Where the text's import statements stand (start, end), in order, as `text_imports`
-    reads them."""
-    out: list[tuple[int, int]] = []
+def _statements(text: str) -> list[re.Match[str]]:
+    """The matches of the text's import statements, in order."""
+    out: list[re.Match[str]] = []
     if "import" in text:
         for start in _starts(text, "import"):
             m = _STATEMENT.match(text, start)
             if m is not None:
-                out.append(m.span())
+                out.append(m)
     return out
+
+
+def _read_once(text: str) -> list[re.Match[str]]:
+    """`_statements` of the text, found once for the last whole text asked: the checked file's
+    statements are what QL101's text trigger reads their spans from (`packet_text`, for a text
+    spelling `ops` or `edge`: ExecuTorch's 1,811 such readings) and what the import triggers
+    read their imports from (`file_imports`), each reading every `import` of the text. Not
+    asked of a statement's own text (`packet_modules`, `packet_text` read those), which would
+    replace the text read."""
+    global _LAST_READ
+    last = _LAST_READ
+    if last is not None and last[0] is text:
+        return last[1]
+    found = _statements(text)
+    _LAST_READ = (text, found)  # replaced whole: a reader on another thread sees one pair
+    return found
+
+
+def import_spans(text: str) -> list[tuple[int, int]]:
+    """Where the text's import statements stand (start, end), in order, as `text_imports`
+    reads them."""
+    return [m.span() for m in _read_once(text)]
 
 
 def file_imports(text: str, path: str) -> list[tuple[str, str]]:
@@ -73,15 +96,18 @@ def file_imports(text: str, path: str) -> list[tuple[str, str]]:
     global _LAST
     if _LAST is not None and _LAST[0] is text and _LAST[1] == path:
         return _LAST[2]
-    module = module_name_for(path) if _RELATIVE.search(text) is not None else None
-    found = text_imports(text, module, path)
+    statements = _read_once(text)
+    # Only a statement's dots (`from .x import`) make it ask for the module's name: not a
+    # search of the whole text for them, which most texts, with no relative import, lack.
+    module = module_name_for(path) if any(m.group(1) for m in statements) else None
+    found = _imports(statements, module, path)
     _LAST = (text, path, found)
     return found
 
 
-# Where a relative import's dots stand, as `_STATEMENT` reads them (a superset: prose too).
-_RELATIVE = lazy(r"from[ \t]+\.")
 _LAST: tuple[str, str, list[tuple[str, str]]] | None = None
+# (the text, its statements' matches) of the last whole text read (`_read_once`)
+_LAST_READ: tuple[str, list[re.Match[str]]] | None = None
 
 
 def _starts(text: str, word: str) -> list[int]:
