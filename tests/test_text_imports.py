@@ -8,7 +8,7 @@ import textwrap
 import pytest
 
 from qlint.analysis.names.scope import ModuleScope
-from qlint.analysis.names.text_imports import class_bases, may_import, text_imports
+from qlint.analysis.names.text_imports import class_bases, imported_modules, may_import, text_imports
 
 SOURCES = {
     "plain": "import os\nimport a.b.c\nimport a.b as ab, x as y\n",
@@ -160,3 +160,23 @@ def test_may_import_counts_a_walk_too_long_to_finish_as_an_import():
     src = "from pkg import (\n" + "    name,\n" * 1000 + "    last,\n)\n"
     assert may_import(src, "last")
     assert not may_import("x = 1\n" + "y\n" * 1000 + "last\n", "last")
+
+
+def test_imported_modules_names_a_plain_import_whole_and_what_a_from_import_may_name(tmp_path):
+    pkg = tmp_path / "pkg"
+    (pkg / "nn").mkdir(parents=True)
+    for d in (pkg, pkg / "nn"):
+        (d / "__init__.py").touch()
+    src = (
+        "import torch._refs.nn.functional\nimport a.b as ab, c\n"
+        "from pkg.nn import (\n    functional as F,  # the refs\n    other,\n)\nfrom .functional import f\n"
+    )
+    assert imported_modules(src, str(pkg / "nn" / "mod.py")) == {
+        "torch._refs.nn.functional",
+        "a.b",
+        "c",
+        "pkg.nn",
+        "pkg.nn.functional",
+        "pkg.nn.other",
+        "pkg.nn.functional.f",
+    }
