@@ -246,21 +246,158 @@ def test_an_unlinked_importer_is_found_however_it_imports(tmp_path, imports):
     assert _rows(pkg, "match_utils", "QL101") == [5]
 
 
-def test_a_package_helper_stays_loud_without_a_search_by_its_file_name(tmp_path, monkeypatch):
-    # No import binds `__init__`: the search by the file's name could find no importer, and is
-    # not made (torch's `_refs.nn.functional`: 972 modules spell `def __init__(`).
+# A package's `__init__` as the helper: its importers name the package (relative imports inside
+# it need not spell its name), found where the project's imports are looked up.
+def _package_helper(tmp_path, op=OWN, **extra):
+    pkg = _package(tmp_path, op=op, **extra)
+    (pkg / "match_utils").mkdir()
+    (pkg / "match_utils.py").rename(pkg / "match_utils" / "__init__.py")
+    return pkg
+
+
+def _helper_rows(pkg) -> list[int]:
+    return _rows(pkg / "match_utils", "__init__", "QL101")
+
+
+PACKAGE_IMPORTS = {
+    "from its relative name": ("from .match_utils import extract_requant", "extract_requant"),
+    "from its whole name": ("from pkg.match_utils import extract_requant", "extract_requant"),
+    "the package from its parent": ("from . import match_utils", "match_utils.extract_requant"),
+    "the package as an alias": ("import pkg.match_utils as mu", "mu.extract_requant"),
+}
+
+
+@pytest.mark.parametrize("op", [OWN, RELU])
+@pytest.mark.parametrize("imports, called", PACKAGE_IMPORTS.values(), ids=PACKAGE_IMPORTS.keys())
+def test_a_package_helper_only_linked_passes_import_matches_the_packets_they_see(
+    tmp_path, monkeypatch, op, imports, called
+):
     import qlint.rules.helper_links as helper_links
 
     asked: list[str] = []
     real = helper_links.texts_naming
+    monkeypatch.setattr(
+        helper_links, "texts_naming", lambda reader, name, *a: asked.append(name) or real(reader, name, *a)
+    )
+    selector = SELECTOR.replace("from .match_utils import extract_requant", imports).replace(
+        "extract_requant(n)", f"{called}(n)"
+    )
+    pkg = _package_helper(tmp_path, op=op, select_small=selector, select_large=selector)
+    assert _helper_rows(pkg) == []
+    assert _rows(pkg, "rewrites", "QL102") == []
+    assert "__init__" not in asked  # the word no import of a package spells
 
-    def recording(reader, name):
-        asked.append(name)
-        return real(reader, name)
 
-    monkeypatch.setattr(helper_links, "texts_naming", recording)
-    pkg = _package(tmp_path)
-    (pkg / "match_utils").mkdir()
-    (pkg / "match_utils.py").rename(pkg / "match_utils" / "__init__.py")
-    assert _rows(pkg / "match_utils", "__init__", "QL101") == [5]
-    assert "__init__" not in asked
+# Inside the package, beside the helper: imports it without spelling its name.
+INSIDE = """\
+from . import extract_requant
+
+
+def count(gm):
+    return sum(extract_requant(n) is not None for n in gm.graph.nodes)
+"""
+
+
+@pytest.mark.parametrize("where", ["beside the package", "inside it"])
+def test_a_package_helper_an_unlinked_module_imports_stays_loud(tmp_path, where):
+    pkg = _package_helper(tmp_path, **({"counting": UNLINKED} if where == "beside the package" else {}))
+    if where == "inside it":
+        (pkg / "match_utils" / "counting.py").write_text(INSIDE)
+    assert _helper_rows(pkg) == [5]
+
+
+def test_a_package_helper_an_exporting_importer_imports_stays_loud(tmp_path):
+    assert _helper_rows(_package_helper(tmp_path, select_large=EXPORTING)) == [5]
+
+
+# A package of the same name elsewhere, and a module of the helper's package that does not
+# import it: their importers do not import the helper.
+NAMESAKE_USER = """\
+from .match_utils import tables
+
+
+def count(gm):
+    return sum(n.target in tables for n in gm.graph.nodes)
+"""
+
+SUBMODULE_USER = """\
+from pkg.match_utils.tables import TABLES
+
+
+def count(gm):
+    return sum(n.target in TABLES for n in gm.graph.nodes)
+"""
+
+
+@pytest.mark.parametrize("case", ["namesake package", "submodule"])
+def test_a_package_helper_stays_quiet_beside_importers_of_other_modules(tmp_path, case):
+    pkg = _package_helper(tmp_path)
+    (pkg / "match_utils" / "tables.py").write_text("TABLES = {}\n")
+    if case == "namesake package":
+        vendor = pkg / "vendor"
+        (vendor / "match_utils").mkdir(parents=True)
+        (vendor / "__init__.py").touch()
+        (vendor / "match_utils" / "__init__.py").write_text("tables = set()\n")
+        (vendor / "use.py").write_text(NAMESAKE_USER)
+    else:
+        (pkg / "use.py").write_text(SUBMODULE_USER)
+    assert _helper_rows(pkg) == []
+
+
+# The search is lazy: a question stops at the first importer that unlinks the helper, and a
+# later one reads what was found before searching on (torch's `_refs.nn.functional`: five
+# importers among 590 modules spelling `functional`, the first one found settles it).
+def _helper_context(path):
+    import ast
+
+    from qlint.analysis.context import FileContext
+    from qlint.analysis.names.modules import module_name_for
+    from qlint.analysis.names.project import ProjectIndex
+    from qlint.source import LineIndex
+
+    text, name = path.read_text(), str(path)
+    return FileContext(name, text, ast.parse(text), LineIndex(text), None, ProjectIndex(), module_name_for(name))
+
+
+@pytest.mark.parametrize("package", [False, True], ids=["module", "package"])
+def test_the_importer_search_stops_at_the_first_unlinked_importer(tmp_path, monkeypatch, package):
+    import qlint.rules.helper_links as helper_links
+
+    counters = {f"count{i}": UNLINKED for i in range(6)}
+    pkg = (_package_helper if package else _package)(tmp_path, **counters)
+    found: list[str] = []
+    real = helper_links._Importer.__init__
+
+    def counted(self, path, *args, **kwargs):
+        found.append(path)
+        real(self, path, *args, **kwargs)
+
+    monkeypatch.setattr(helper_links._Importer, "__init__", counted)
+    assert (_helper_rows(pkg) if package else _rows(pkg, "match_utils", "QL101")) == [5]
+    # 8 modules import the helper; the two selectors are linked, any counter settles it.
+    assert 1 <= len(found) <= 3
+
+
+def test_a_later_question_reads_what_was_found_then_searches_on(tmp_path):
+    import qlint.rules.helper_links as helper_links
+
+    pkg = _package_helper(tmp_path, count=UNLINKED)
+    helper = _helper_context(pkg / "match_utils" / "__init__.py")
+    whole = sorted(i.path for i in helper_links._importers(helper, helper))
+    assert [p.rsplit("/", 1)[1] for p in whole] == ["count.py", "select_large.py", "select_small.py"]
+    helper = _helper_context(pkg / "match_utils" / "__init__.py")
+    first = next(helper_links._importers(helper, helper))  # a question settled by the first
+    again = [i.path for i in helper_links._importers(helper, helper)]
+    assert again[0] == first.path and sorted(again) == whole  # each once, none missed
+    assert [i.path for i in helper_links._importers(helper, helper)] == again  # kept whole
+
+
+def test_likely_importers_of_a_package_are_read_first(tmp_path, monkeypatch):
+    import qlint.rules.helper_links as helper_links
+
+    # Relative imports (deferred: they spell no parent package) and the parent's name.
+    absolute = UNLINKED.replace("from .match_utils import", "from pkg.match_utils import")
+    pkg = _package_helper(tmp_path, aaa=UNLINKED, zzz=absolute)
+    helper = _helper_context(pkg / "match_utils" / "__init__.py")
+    first = next(helper_links._importers(helper, helper))
+    assert first.path.endswith("zzz.py")

@@ -8,7 +8,7 @@ import textwrap
 import pytest
 
 from qlint.analysis.names.scope import ModuleScope
-from qlint.analysis.names.text_imports import class_bases, may_import, text_imports
+from qlint.analysis.names.text_imports import class_bases, imported_modules, may_import, text_imports
 
 SOURCES = {
     "plain": "import os\nimport a.b.c\nimport a.b as ab, x as y\n",
@@ -195,3 +195,23 @@ def test_a_text_s_statements_are_read_once_for_its_spans_and_its_imports(monkeyp
     again = "".join(["import torch\n", "from torch.ops import aten\nx = 1\n"])
     assert module.import_spans(again) == spans
     assert starts.count(text) == 2
+
+
+def test_imported_modules_names_a_plain_import_whole_and_what_a_from_import_may_name(tmp_path):
+    pkg = tmp_path / "pkg"
+    (pkg / "nn").mkdir(parents=True)
+    for d in (pkg, pkg / "nn"):
+        (d / "__init__.py").touch()
+    src = (
+        "import torch._refs.nn.functional\nimport a.b as ab, c\n"
+        "from pkg.nn import (\n    functional as F,  # the refs\n    other,\n)\nfrom .functional import f\n"
+    )
+    assert imported_modules(src, str(pkg / "nn" / "mod.py")) == {
+        "torch._refs.nn.functional",
+        "a.b",
+        "c",
+        "pkg.nn",
+        "pkg.nn.functional",
+        "pkg.nn.other",
+        "pkg.nn.functional.f",
+    }

@@ -84,11 +84,21 @@ def _called_imports(body: str, imports: list[tuple[str, str]]):
             # `from b import Exporter`: `Exporter(x).export(`, a method of an instance made there
             for method in _made_methods(body, local) if local[:1].isupper() else ():
                 yield module, f"{attr}.{method}"
-        # `import b` / `from pkg import b`: `b.capture_b(`
+        # `import b` / `from pkg import b`: `b.capture_b(`; `from b import Exporter`:
+        # `Exporter.capture(`, a static or class method called on the class (CapWords, as
+        # `class_calls` reads such calls), listed by b's fact as `Exporter.capture`
+        on_class = bool(module) and attr[:1].isupper()
         for end in _word_ends(body, local + "."):
             m = _IDENTIFIER.match(body, end)
-            if m is not None and _opens_call(body, m.end()):
-                yield full, m.group()
+            if m is None:
+                continue
+            if _opens_call(body, m.end()):
+                yield (module, f"{attr}.{m.group()}") if on_class else (full, m.group())
+            elif not on_class and m.group()[:1].isupper() and body[m.end() : m.end() + 1] == ".":
+                # `b.Exporter.capture(`
+                method = _IDENTIFIER.match(body, m.end() + 1)
+                if method is not None and _opens_call(body, method.end()):
+                    yield full, f"{m.group()}.{method.group()}"
 
 
 # Searched with `str.find`, not with a pattern built per name: such patterns miss `re`'s cache

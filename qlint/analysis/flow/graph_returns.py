@@ -352,8 +352,18 @@ def returning_calls(text: str, path: str, project) -> tuple[str, ...]:
         # module that does: `forwarded_graphs`)
         if module and local in callees and returns_graph(project, module, attr, path, _graph_returns):
             out.append(f"{local}(")
-        # `from pkg import helpers` / `import pkg.helpers as helpers`
         attrs = sorted(c.partition(".")[2] for c in callees if c.startswith(f"{local}."))
+        if module and attr[:1].isupper():
+            # `from pkg.exporter import Exporter`: `Exporter.capture(`, a static or class method
+            # called on the class (CapWords, as `class_calls` reads such calls), listed by its
+            # module's fact as `Exporter.capture`
+            out.extend(
+                f"{local}.{name}("
+                for name in attrs
+                if "." not in name and returns_graph(project, module, f"{attr}.{name}", path, _graph_returns)
+            )
+            continue
+        # `from pkg import helpers` / `import pkg.helpers as helpers`
         out.extend(f"{local}.{name}(" for name in attrs if returns_graph(project, full, name, path, _graph_returns))
     return tuple(dict.fromkeys(out))
 

@@ -170,6 +170,27 @@ def class_bases(text: str) -> set[tuple[str, ...]]:
     return out
 
 
+def imported_modules(text: str, path: str) -> set[str]:
+    """The dotted names of the modules the import statements of the module at `path` may name,
+    as `text_imports` reads them: a plain import's whole name (`import a.b` names `a.b`, which
+    `text_imports` reads as the `a` it binds), a `from` import's source and each name under it
+    (`from a import b` names `a` and `a.b`: `b` may be a module). The module is named (a `stat`
+    per package level) only where a relative import needs it."""
+    out: set[str] = set()
+    statements = _statements(text)
+    module = module_name_for(path) if any(m.group(1) for m in statements) else None
+    for m in statements:
+        dots, source, names, plain = m.groups()
+        if plain is not None:
+            out.update(name for name, _ in _aliases(plain))
+            continue
+        base = resolve_relative(module, path, len(dots), source or None)
+        if base is not None:
+            out.add(base)
+            out.update(f"{base}.{name}" for name, _ in _aliases(names) if "." not in name)
+    return out
+
+
 def may_import(text: str, name: str) -> bool:
     """Whether `text` may import `name` as the last part of a name its imports bind or come
     from (`from a.name import x`, `from a import name`, `import a.name`: what
