@@ -108,14 +108,15 @@ def test_a_closure_over_the_model_and_its_calls_are_kept():
 
 def test_paths_ended_before_the_call_are_kept_with_their_tests():
     kept = _kept("""
-        def main(model, flag):
+        def main(cfg, flag):
+            model = Net(cfg.size)
             ready = check(flag)
             if ready:
                 return
             note = 1
             helper(model)
         """)
-    assert kept == ["ready = check(flag)", "if ready:", "helper(model)", "return"]
+    assert kept == ["model = Net(cfg.size)", "ready = check(flag)", "if ready:", "helper(model)", "return"]
 
 
 def test_the_receiver_of_a_method_of_the_same_class_is_not_followed():
@@ -153,9 +154,35 @@ def test_what_reaches_values_without_naming_them_keeps_the_body_whole():
     ):
         assert _kept(f"def main(model, code, hooks):\n    x = 1\n    {body}\n") is None, body
     # What runs only after the call (outside a loop around it) cannot reach what it passed.
-    assert _kept("def main(model, code):\n    x = 1\n    helper(model)\n    exec(code)\n") == ["helper(model)"]
+    after = "def main(code):\n    x = 1\n    model = Net()\n    helper(model)\n    exec(code)\n"
+    assert _kept(after) == ["model = Net()", "helper(model)"]
     # Nothing to cut: the whole body.
     assert _kept("def main(model):\n    model.eval()\n    helper(model)\n") is None
+
+
+def test_a_call_handing_on_a_parameter_as_it_is_keeps_the_body_whole():
+    # Its callers are asked what it passes, and their walks read the body whole as their helper.
+    for head, call in (
+        ("def check(self, mod, inputs, is_qat=False):", "helper(mod, inputs, is_qat)"),
+        ("def check(model):", "helper(model)"),
+        ("def check(cfg, *models):", "helper(*models)"),
+        ("def check(cfg, *, flag):", "helper(Net(cfg), flag=flag)"),
+        ("def check(cfg, **options):", "helper(Net(cfg), options)"),
+    ):
+        assert _kept(f"{head}\n    log = open('run.log')\n    {call}\n    log.close()\n") is None, head
+
+
+def test_a_call_handing_on_what_a_parameter_holds_is_sliced():
+    # An attribute, an item or a call of a parameter, `self`, or a local named like no parameter.
+    for head, call in (
+        ("def main(args):", "helper(model, args.q)"),
+        ("def main(cfgs):", "helper(model, cfgs[0])"),
+        ("def main(make):", "helper(make(model))"),
+        ("def test_it(self):", "helper(model, self)"),
+        ("def main(cfg):", "helper(model)"),
+    ):
+        source = f"{head}\n    log = open('run.log')\n    model = Net()\n    {call}\n    log.close()\n"
+        assert _kept(source) == ["model = Net()", call], head
 
 
 # -- the verdicts, read from the slice ------------------------------------------------------
@@ -183,7 +210,10 @@ def _walked(monkeypatch, root, name: str) -> tuple[list, set[int]]:
 
 
 def _script(body: str) -> str:
-    return IMPORT + BN_NET + "\n\ndef main(quantizer, x, host):\n" + textwrap.indent(textwrap.dedent(body), "    ")
+    # What the helper is handed besides the model is built here: a parameter handed on as it
+    # is keeps the body whole (its callers are asked what it passes).
+    head = "\n\ndef main(host):\n    quantizer = build_quantizer()\n    x = torch.randn(1, 3, 8, 8)\n"
+    return IMPORT + BN_NET + head + textwrap.indent(textwrap.dedent(body), "    ")
 
 
 def _row(source: str, text: str) -> int:
@@ -233,6 +263,8 @@ def test_a_call_in_a_comprehension_is_read_in_the_loop_it_stands_for(tmp_path):
         """)
     assert _check(_repo(tmp_path, a=caller)).diagnostics == []
     assert _kept(caller[caller.index("def main") :], "quantize_module") == [
+        "quantizer = build_quantizer()",
+        "x = torch.randn(1, 3, 8, 8)",
         "models = [Net().eval(), Net().eval()]",
         "outs = [quantize_module(m, quantizer, x) for m in models]",
     ]

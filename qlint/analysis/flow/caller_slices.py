@@ -26,7 +26,10 @@ is related and its calls are kept. What reaches values without naming them keeps
 body (None): `global`/`nonlocal`, `exec`/`eval`/`locals()`/`globals()`/`vars()` in a statement
 that may run before the call (one after it, outside a loop around it, runs too late), a call of
 the helper in a nested function, lambda or class, or a body that is a module's (its names
-are globals, which the module's functions change by name elsewhere).
+are globals, which the module's functions change by name elsewhere). So does a call handing
+on one of the body's parameters as it is (`helper(model, is_qat)`): whether it is right is
+then asked of the body's own callers, whose walks read the body whole as a helper of theirs,
+and a slice would only be walked besides.
 The walk keeps the function node itself, so every syntactic reading of the body (constant
 flags, containers, a function's locals) sees it whole, as before.
 
@@ -74,7 +77,7 @@ def _dropped_ids(func: ast.AST, refs: list[ast.AST]) -> frozenset[int] | None:
     if any(c is None for c in chains):
         return None
     calls = [_call_of(chain[-1][1], ref) for chain, ref in zip(chains, refs, strict=True)]
-    if any(c is None for c in calls):
+    if any(c is None for c in calls) or _hands_on_parameter(func, calls):
         return None
     # The receivers of `self.helper(...)`: the method is found from the class, not the value.
     skip = frozenset(id(r) for c in calls if (r := _receiver_node(c)) is not None)
@@ -110,6 +113,26 @@ def _dropped_ids(func: ast.AST, refs: list[ast.AST]) -> frozenset[int] | None:
             break
     out = frozenset(id(s) for s in _own(func.body) if id(s) not in kept)
     return out or None
+
+
+def _hands_on_parameter(func: ast.FunctionDef | ast.AsyncFunctionDef, calls: list[ast.Call]) -> bool:
+    """Whether a call hands on a parameter of `func` as it is (`helper(mod, inputs, is_qat)` in
+    `def _test_common(self, mod, inputs, is_qat=False)`): the question of what it passes is
+    then its callers' (`call_paths` walks up to them), whose walks summarise `func` whole, and
+    a slice would be walked besides (ao's cold run: a test module's shared `_test_common` was
+    sliced, its cut worked out again for a second search, then walked whole for its callers)."""
+    args = func.args
+    params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if a}
+    params -= _RECEIVERS
+    if not params:
+        return False
+    for call in calls:
+        for arg in (*call.args, *(kw.value for kw in call.keywords)):
+            if type(arg) is ast.Starred:
+                arg = arg.value
+            if type(arg) is ast.Name and arg.id in params:
+                return True
+    return False
 
 
 def _own(block: list[ast.stmt]) -> list[ast.stmt]:

@@ -46,7 +46,9 @@ _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _ARGUMENTS = lazy(r"[^()\[\]{}\n]*")
 _ASSIGNS = frozenset({ast.Assign})
 _ASSIGNED = lazy(r"[ \t]*=[ \t]*([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?)\(")
-_MADE = lazy(r"[ \t]*=[ \t]*([A-Z]\w*\([^()\[\]{}\n]*\)\.[A-Za-z_]\w*)\(")
+# A method called on an instance made with no bracket or line break among the construction's
+# arguments (as `_on_instance` asks), read where `_ASSIGNED`'s callee starts.
+_MADE = lazy(r"([A-Z]\w*\([^()\[\]{}\n]*\)\.[A-Za-z_]\w*)\(")
 # A name of a tuple target (`name, info = f(`, `(info, name) = f(`): what its line holds before
 # the name, and after the `,` or `)` that follows it. Compiled once: a pattern compiled per
 # name costs ~0.3 ms of `sre_compile` each, and a module switches a handful of names.
@@ -152,7 +154,7 @@ def _switched_results(text: str) -> set[str]:
     until: dict[str, int] = {}
     for name, at in receivers.items():
         out.update(_bound_to(text, name))
-        out.update(_bound_to(text, name, _made_binding))  # `gm = Exporter(x).export(`
+        out.update(_bound_to(text, name, made=True))  # `gm = Exporter(x).export(`
         root = name.partition(".")[0]
         until[root] = max(until.get(root, at), at)
     pending: dict[str, int | None] = {r: at for r, at in until.items() if r not in ("self", "cls")}
@@ -275,15 +277,38 @@ def _handed(root: str) -> re.Pattern:
     return re.compile(re.escape(root) + r"[ \t]*[,)]")
 
 
-def _bound_to(text: str, name: str, binding=None) -> set[str]:
-    """The callees of the calls `name` is bound to (`name = callee(`; with `_made_binding`, the
-    methods called on an instance made there, `name = Exporter(x).export(`)."""
-    out = set()
-    for m in (binding or _binding)(name).finditer(text):
+def _bound_to(text: str, name: str, made: bool = False) -> frozenset[str]:
+    """The callees of the calls `name` (a dotted name) is bound to (`name = callee(`; with
+    `made`, the methods called on an instance made there, `name = Exporter(x).export(`)."""
+    return _bindings(text, name)[made]
+
+
+# (text, name, what `_bindings` found): a name's two readings are asked one after the other.
+# One tuple, replaced whole: a reader never pairs one text's answers with another's name.
+_LAST: tuple = (None, None, None)
+
+
+def _bindings(text: str, name: str) -> tuple[frozenset[str], frozenset[str]]:
+    """`_bound_to`'s two answers, from one search of the text for `name = ` (a pattern of its
+    own for each kind cost a second compile, ~0.5 M instructions, and a second search of the
+    whole text: ~11 M of ao's cold run). A made instance's method call is read at the
+    callee of the binding (`name = Exporter(`), which every such call also is."""
+    global _LAST
+    last = _LAST
+    if last[0] is text and last[1] == name:
+        return last[2]
+    callees: set[str] = set()
+    methods: set[str] = set()
+    for m in _binding(name).finditer(text):
         at = m.start()
         if at == 0 or not (text[at - 1].isalnum() or text[at - 1] in "_."):
-            out.add(m.group(1))
-    return out
+            callees.add(m.group(1))
+            made = _MADE.match(text, m.start(1))
+            if made is not None:
+                methods.add(made.group(1))
+    found = (frozenset(callees), frozenset(methods))
+    _LAST = (text, name, found)
+    return found
 
 
 @functools.lru_cache(maxsize=512)
@@ -292,12 +317,6 @@ def _binding(name: str) -> re.Pattern:
     # receiver such as `m` stops at every `m` of the module (~2 ms a keystroke on a
     # 4,300-line test module).
     return re.compile(re.escape(name) + _ASSIGNED.pattern)
-
-
-@functools.lru_cache(maxsize=512)
-def _made_binding(name: str) -> re.Pattern:
-    # The construction's arguments hold no bracket or line break, as `_on_instance` asks.
-    return re.compile(re.escape(name) + _MADE.pattern)
 
 
 def _dotted_before(text: str, end: int) -> str:
