@@ -54,7 +54,7 @@ clock = time.process_time
 import qlint.cli
 options = json.loads(sys.argv[1])
 from qlint.analysis.flow import model_flow
-from qlint.analysis.flow.model_values import FunctionFlow
+from qlint.analysis.flow.function_flows import FunctionFlow
 
 stats = {"foreign_cpu": 0.0, "kept_cpu": 0.0, "analysed": 0, "reused": 0, "memo": 0, "own_analysed": 0}
 bodies = collections.Counter()
