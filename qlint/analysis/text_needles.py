@@ -23,39 +23,26 @@ from collections.abc import Iterable
 
 def holds(text: str, needle: str) -> bool:
     """`needle in text`, searched once per text."""
-    answers = _answers(text)
-    known = answers.get(needle)
-    if known is None:
-        known = answers[needle] = _search(text, needle, answers)
-    return known
+    return _held(text, needle, _answers(text))
 
 
 def holds_any(text: str, needles: Iterable[str]) -> bool:
     """`any(n in text for n in needles)`, each needle searched once per text (in order, up to
     the first one found, as `any` does)."""
     answers = _answers(text)
-    for needle in needles:
-        known = answers.get(needle)
-        if known is None:
-            known = answers[needle] = _search(text, needle, answers)
-        if known:
-            return True
-    return False
+    return any(_held(text, needle, answers) for needle in needles)
 
 
-def _search(text: str, needle: str, answers: dict[str, bool]) -> bool:
-    """`needle in text`, but False without the search when the text lacks the needle's gate
-    (itself asked once per text, kept with the needles' answers)."""
-    gate = _GATES.get(needle)
-    if gate is None:
-        gate = _GATES[needle] = _gate(needle)
-    if gate:
-        held = answers.get(gate)
-        if held is None:
-            held = answers[gate] = gate in text
-        if not held:
-            return False
-    return needle in text
+def _held(text: str, needle: str, answers: dict[str, bool]) -> bool:
+    """`needle in text`, kept in `answers`; False without the search when the text lacks the
+    needle's gate, itself asked (and kept) the same way."""
+    known = answers.get(needle)
+    if known is None:
+        gate = _GATES.get(needle)
+        if gate is None:
+            gate = _GATES[needle] = _gate(needle)
+        known = answers[needle] = (not gate or _held(text, gate, answers)) and needle in text
+    return known
 
 
 def _gate(needle: str) -> str:
