@@ -97,12 +97,16 @@ def file_imports(text: str, path: str) -> list[tuple[str, str]]:
     if _LAST is not None and _LAST[0] is text and _LAST[1] == path:
         return _LAST[2]
     statements = _read_once(text)
-    # Only a statement's dots (`from .x import`) make it ask for the module's name: not a
-    # search of the whole text for them, which most texts, with no relative import, lack.
-    module = module_name_for(path) if any(m.group(1) for m in statements) else None
-    found = _imports(statements, module, path)
+    found = _imports(statements, _relative_base(statements, path), path)
     _LAST = (text, path, found)
     return found
+
+
+def _relative_base(statements: list[re.Match[str]], path: str) -> str | None:
+    """The name of the module at `path`, asked (a `stat` per package level) only when one of
+    its statements is relative (`from .x import`): not a search of the whole text for dots,
+    which most texts, with no relative import, lack."""
+    return module_name_for(path) if any(m.group(1) for m in statements) else None
 
 
 _LAST: tuple[str, str, list[tuple[str, str]]] | None = None
@@ -178,7 +182,7 @@ def imported_modules(text: str, path: str) -> set[str]:
     per package level) only where a relative import needs it."""
     out: set[str] = set()
     statements = _statements(text)
-    module = module_name_for(path) if any(m.group(1) for m in statements) else None
+    module = _relative_base(statements, path)
     for m in statements:
         dots, source, names, plain = m.groups()
         if plain is not None:
