@@ -10,7 +10,7 @@ from typing import Any
 import torch
 
 from qlint.runtime import graphs
-from qlint.runtime.ops import op_id
+from qlint.runtime.ops import OpId, op_id, spelled
 
 
 @dataclass
@@ -18,6 +18,12 @@ class Outcome:
     verdict: str  # confirmed | refuted | skipped
     evidence: str
     fix_verified: bool | None = None
+
+
+def no_graph(ident: OpId, forms: list[graphs.GraphForm]) -> Outcome:
+    """The verdict when none of the reference graphs `forms` carries the op."""
+    checked = ", ".join(f.label for f in forms) or "none"
+    return Outcome("skipped", f"no reference graph carries `{spelled(ident)}` (checked: {checked})")
 
 
 def graph_count(n: int) -> str:

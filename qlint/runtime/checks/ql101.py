@@ -23,7 +23,7 @@ import torch
 
 from qlint.evidence.ops import OpEvidence, OpRef
 from qlint.runtime import graphs
-from qlint.runtime.checks.node_counts import Outcome, forms_text, graph_count, matches, nodes_of, overloads_of
+from qlint.runtime.checks.node_counts import Outcome, forms_text, graph_count, matches, no_graph, nodes_of, overloads_of
 from qlint.runtime.checks.overload_edits import FixSpec, parse_fix
 from qlint.runtime.ops import OpId, UnknownOp, is_packet, op_id, resolve, spelled
 
@@ -94,8 +94,7 @@ def check_matcher(op: OpRef, kind: str, fix: FixSpec | str | None) -> Outcome:
                 )
             )
     if not rows:
-        checked = ", ".join(f.label for f in forms) or "none"
-        return Outcome("skipped", f"no reference graph carries `{spelled(ident)}` (checked: {checked})")
+        return no_graph(ident, forms)
     total = sum(r.total for r in rows)
     original = sum(r.original for r in rows)
     if ident.overload is None:

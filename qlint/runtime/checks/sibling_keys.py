@@ -27,7 +27,7 @@ from typing import Any
 
 from qlint.evidence.ops import OpEvidence
 from qlint.runtime import graphs
-from qlint.runtime.checks.node_counts import Outcome, forms_text, graph_count, matches, nodes_of, overloads_of
+from qlint.runtime.checks.node_counts import Outcome, forms_text, graph_count, matches, no_graph, nodes_of, overloads_of
 from qlint.runtime.checks.overload_edits import FixSpec
 from qlint.runtime.ops import OpId, UnknownOp, op_id, resolve, spelled
 
@@ -63,8 +63,7 @@ def check_siblings(evidence: OpEvidence, fix: FixSpec | str | None, display_only
     rows = [(f.label, nodes) for f in forms if (nodes := nodes_of(f, ident.same_op))]
     name = f"`{spelled(ident)}` (packet)"
     if not rows:
-        checked = ", ".join(f.label for f in forms) or "none"
-        return Outcome("skipped", f"no reference graph carries `{spelled(ident)}` (checked: {checked})")
+        return no_graph(ident, forms)
     nodes = [n for _, ns in rows for n in ns]
     carried = overloads_of(nodes)
     kind = evidence.kind
