@@ -3,7 +3,9 @@
 One list, two readers: the op table's forms probe (`scripts/generate_op_table.py`) exports a
 module calling every form to record which overloads graphs carry (`carried`), and QL101's
 runtime check (`qlint.runtime.graphs`) exports a module calling only the forms of the op a
-finding names, to show on real graphs which overloads a table's keys leave unmatched.
+finding names, to show on real graphs which overloads a table's keys leave unmatched. A
+second list, `CARRIERS`, only the runtime check reads: ops of one graph overload that no
+probe flow meets, called so their packets have real nodes to be checked against.
 
 User code compares node targets with a packet beside one overload (`aten.arange` next to
 `aten.arange.start`); whether that leaves an overload graphs carry unmatched depends on
@@ -102,7 +104,8 @@ FORMS: dict[str, tuple[Form, ...]] = {
         Form(("sub",), lambda a: a.x - a.s),
         Form(("pow",), lambda a: a.x.pow(2)),
         Form(("pow",), lambda a: a.x.pow(a.s)),
-        Form(("where", "gt"), lambda a: _t().where(a.x > 0, a.x, 0.0)),
+        # Core ATen turns the scalar into a `scalar_tensor` node.
+        Form(("where", "gt", "scalar_tensor"), lambda a: _t().where(a.x > 0, a.x, 0.0)),
         Form(("gt",), lambda a: a.x > a.s),
         Form(("eq",), lambda a: a.x == 0),
         Form(("eq",), lambda a: a.x.eq(a.s)),
@@ -118,22 +121,72 @@ FORMS: dict[str, tuple[Form, ...]] = {
 }
 
 
+def _assigned(a: Inputs):
+    y = a.x.clone()
+    y[:, 1:3] = a.s[:, :2]
+    return y
+
+
+def _copied(a: Inputs):
+    return a.x.clone().copy_(a.s)
+
+
+# Ops with one graph overload that none of the probe's flows meets, each in the pattern that
+# puts it in a real graph. The probe leaves them out (the schema rule already settles their
+# `carried`); QL101's runtime check exports them (`qlint.runtime.graphs`, `carriers:<op>`) so
+# a packet of theirs has nodes to be counted against. Which flow carries each (torch 2.13):
+# `t`, `tril`, `triu` all but core ATen, which decomposes them; `mm` and `alias` only core
+# ATen (`matmul` and `detach` before it); `copy` and `slice_scatter` once functionalised
+# (core ATen, ATen IR: `copy_` and slice assignment before); `_unsafe_view` only the ATen IR
+# of `run_decompositions({})`, as FlatFlow exports: a reshape that cannot be a view is
+# `clone` + `_unsafe_view` there, `view` in core ATen.
+CARRIERS: dict[str, tuple[Form, ...]] = {
+    "pointwise": (
+        Form(("cos",), lambda a: a.x.cos()),
+        Form(("sin",), lambda a: a.x.sin()),
+        Form(("bitwise_not",), lambda a: ~(a.x > 0)),
+        Form(("cumsum",), lambda a: a.x.cumsum(1)),
+        Form(("tril",), lambda a: a.x.tril()),
+        Form(("triu",), lambda a: a.x.triu(1)),
+    ),
+    "matrices": (
+        Form(("t",), lambda a: a.x.t()),
+        Form(("mm",), lambda a: a.x @ a.s.t()),  # `mm.dtype` has no CPU kernel
+        Form(("_unsafe_view",), lambda a: a.x.t().reshape(-1)),
+    ),
+    "functionalised": (
+        Form(("alias",), lambda a: a.x.detach()),
+        Form(("copy",), _copied),
+        Form(("slice_scatter", "copy"), _assigned),
+    ),
+}
+
+
 def covered_ops() -> frozenset[str]:
-    """The ATen ops some form is there for."""
-    return frozenset(op for forms in FORMS.values() for form in forms for op in form.ops)
+    """The ATen ops some probe form is there for."""
+    return _ops(FORMS)
 
 
-def forms_model(ops: Iterable[str] | None = None):
-    """The module calling every form (`ops` None: the probe's), or only those there for one
-    of `ops`, and its inputs: `x` (6, 4), an index tensor, `s` (6, 4). Export it with the
-    first dimension of `x` and `s` dynamic (min 3: `x[:, 0]` and the splits of a 1-row input
-    would specialise) for the dynamic flow."""
+def carried_ops() -> frozenset[str]:
+    """The ATen ops some carrier form is there for."""
+    return _ops(CARRIERS)
+
+
+def _ops(table: dict[str, tuple[Form, ...]]) -> frozenset[str]:
+    return frozenset(op for forms in table.values() for form in forms for op in form.ops)
+
+
+def forms_model(ops: Iterable[str] | None = None, table: dict[str, tuple[Form, ...]] = FORMS):
+    """The module calling every form of `table` (`ops` None: the probe's), or only those
+    there for one of `ops`, and its inputs: `x` (6, 4), an index tensor, `s` (6, 4). Export
+    it with the first dimension of `x` and `s` dynamic (min 3: `x[:, 0]` and the splits of a
+    1-row input would specialise) for the dynamic flow."""
     import torch
     import torch.nn as nn
 
     wanted = None if ops is None else frozenset(ops)
     groups = tuple(
-        (name, tuple(f for f in forms if wanted is None or wanted.intersection(f.ops))) for name, forms in FORMS.items()
+        (name, tuple(f for f in forms if wanted is None or wanted.intersection(f.ops))) for name, forms in table.items()
     )
     groups = tuple((name, forms) for name, forms in groups if forms)
 

@@ -17,6 +17,9 @@ Families:
   `arange(n)`, `arange(a, b)`, `arange(a, b, s)`; splits; reductions with and without dims;
   arithmetic by scalar and tensor ...), exported as the probe does (eval, train, core ATen,
   a dynamic first dimension): the overloads graphs carry beside the one a table keys on.
+- `carriers:<op>`: the same for an op of one graph overload that no other family carries
+  (`call_forms.CARRIERS`: `x.cos()`, `x.t()`, `x.detach()` for `alias` in core ATen, slice
+  assignment for `slice_scatter` ...), with the ATen IR of `run_decompositions({})` too.
 - `edge_*`: `to_edge` of the above.
 """
 
@@ -236,36 +239,41 @@ def _zoo_dynamic():
 def _edge(source: str) -> list[GraphForm]:
     from executorch.exir import EdgeCompileConfig, to_edge
 
-    first = source == "zoo" or source.startswith(_FORMS)
+    first = source == "zoo" or source.startswith((_FORMS, _CARRIERS))
     base = family(source)[0] if first else family(source)[-1]
     ep = torch.export.export(base.module, base.inputs)
     edge = to_edge(ep, compile_config=EdgeCompileConfig(_check_ir_validity=False))
     if source == "zoo":
         label = "aten zoo"
-    elif source.startswith(_FORMS):
+    elif source.startswith((_FORMS, _CARRIERS)):
         label = base.label.removesuffix(" export (eval)")
     else:
         label = base.label.rsplit(" ", 1)[0]
     return [GraphForm(f"{label} to_edge", edge.exported_program().module(), base.inputs)]
 
 
-def _forms(op: str) -> list[GraphForm]:
+def _forms(op: str, carriers: bool = False) -> list[GraphForm]:
     """The call forms of `op` alone: a module of a few calls exports in a fraction of a
-    second, where all the probe's forms together take seconds."""
-    from qlint.runtime.call_forms import forms_model
+    second, where all the probe's forms together take seconds. A carrier's graphs add the
+    ATen IR of `run_decompositions({})`, the only flow that keeps `_unsafe_view` (core ATen
+    makes it `view`; FlatFlow's graphs are that IR, with SDPA decomposed)."""
+    from qlint.runtime.call_forms import CARRIERS, FORMS, forms_model
 
     torch.manual_seed(_SEED)
-    model, inputs = forms_model([op])
+    model, inputs = forms_model([op], CARRIERS if carriers else FORMS)
+    kind = f"{op} carrier forms" if carriers else f"{op} call forms"
     ep = torch.export.export(model().eval(), inputs)
     train = torch.export.export(model().train(), inputs)
     n = torch.export.Dim("n", min=3)  # as the probe: `x[:, 0]` of a 1-row input specialises
     dynamic = torch.export.export(model(), inputs, dynamic_shapes=({0: n}, None, {0: n}))
-    return [
-        GraphForm(f"{op} call forms export (eval)", ep.module(), inputs),
-        GraphForm(f"{op} call forms export (train)", train.module(), inputs),
-        GraphForm(f"{op} call forms core ATen", ep.run_decompositions().module(), inputs),
-        GraphForm(f"{op} call forms export (dynamic size)", dynamic.module(), inputs),
+    forms = [
+        GraphForm(f"{kind} export (eval)", ep.module(), inputs),
+        GraphForm(f"{kind} export (train)", train.module(), inputs),
+        GraphForm(f"{kind} core ATen", ep.run_decompositions().module(), inputs),
     ]
+    if carriers:
+        forms.append(GraphForm(f"{kind} ATen IR", ep.run_decompositions({}).module(), inputs))
+    return [*forms, GraphForm(f"{kind} export (dynamic size)", dynamic.module(), inputs)]
 
 
 FAMILIES: dict[str, Callable[[], list[GraphForm]]] = {
@@ -299,16 +307,19 @@ _ALL = {
 
 
 _FORMS = "forms:"
+_CARRIERS = "carriers:"
 
 
 @functools.cache
 def family(name: str) -> list[GraphForm]:
     """Built once per process: 50 findings on the same ops share these graphs. A build cut
     short by a timeout leaves nothing cached (functools.cache stores only results)."""
-    if name.startswith("edge_" + _FORMS):
+    if name.startswith(("edge_" + _FORMS, "edge_" + _CARRIERS)):
         return _edge(name.removeprefix("edge_"))
     if name.startswith(_FORMS):
         return _forms(name.removeprefix(_FORMS))
+    if name.startswith(_CARRIERS):
+        return _forms(name.removeprefix(_CARRIERS), carriers=True)
     return FAMILIES[name]()
 
 
@@ -317,11 +328,12 @@ def family_names(namespace: str, op: str, dialect: str) -> tuple[str, ...]:
         return _BY_OP[(dialect, namespace, op)]
     names = _BY_NAMESPACE.get((dialect, namespace), _ALL.get(dialect, ()))
     if namespace == "aten":
-        from qlint.runtime.call_forms import covered_ops
+        from qlint.runtime.call_forms import carried_ops, covered_ops
 
-        if op in covered_ops():
-            forms = _FORMS + op
-            names = (*names, forms if dialect == "aten" else "edge_" + forms)
+        for prefix, ops in ((_FORMS, covered_ops()), (_CARRIERS, carried_ops())):
+            if op in ops:
+                forms = prefix + op
+                names = (*names, forms if dialect == "aten" else "edge_" + forms)
     return names
 
 

@@ -23,7 +23,35 @@ class Outcome:
 def no_graph(ident: OpId, forms: list[graphs.GraphForm]) -> Outcome:
     """The verdict when none of the reference graphs `forms` carries the op."""
     checked = ", ".join(f.label for f in forms) or "none"
-    return Outcome("skipped", f"no reference graph carries `{spelled(ident)}` (checked: {checked})")
+    text = f"no reference graph carries `{spelled(ident)}` (checked: {checked})"
+    if decomposed := _decomposed_by_to_edge(ident):
+        # Not a form qlint lacks: the default lowering never leaves the op, so the packet and
+        # the fix alike have no node to match, unless a partitioner keeps the op.
+        text += (
+            f": to_edge decomposes {', '.join(f'`aten.{ident.op}.{o}`' for o in decomposed)} (ExecuTorch's "
+            "default decomposition table), so an edge graph carries it only where a partitioner keeps it "
+            "from decomposition (`to_edge_transform_and_lower`)"
+        )
+    return Outcome("skipped", text)
+
+
+def _decomposed_by_to_edge(ident: OpId) -> list[str]:
+    """The ATen op's graph overloads (dispatched, not out=) when to_edge decomposes every one."""
+    if ident.dialect != "edge" or ident.namespace != "aten":
+        return []
+    try:
+        from executorch.exir.tracer import _default_decomposition_table
+
+        packet = getattr(torch.ops.aten, ident.op)
+        named = [o for o in packet.overloads() if o != "out" and not o.endswith("_out")]
+        graph_overloads = [
+            o for o in named if torch._C._dispatch_has_kernel(f"aten::{ident.op}" + ("" if o == "default" else f".{o}"))
+        ]
+        table = _default_decomposition_table()
+        decomposed = [o for o in graph_overloads if getattr(packet, o) in table]
+    except Exception:  # executorch missing, or its private table moved: nothing more to say
+        return []
+    return decomposed if graph_overloads and decomposed == graph_overloads else []
 
 
 def graph_count(n: int) -> str:
