@@ -4,8 +4,8 @@ One list, two readers: the op table's forms probe (`scripts/generate_op_table.py
 module calling every form to record which overloads graphs carry (`carried`), and QL101's
 runtime check (`qlint.runtime.graphs`) exports a module calling only the forms of the op a
 finding names, to show on real graphs which overloads a table's keys leave unmatched. A
-second list, `CARRIERS`, only the runtime check reads: ops of one graph overload that no
-probe flow meets, called so their packets have real nodes to be checked against.
+second list, `CARRIERS`, only the runtime check reads: ops no probe flow meets, called so
+their packets have real nodes to be checked against.
 
 User code compares node targets with a packet beside one overload (`aten.arange` next to
 `aten.arange.start`); whether that leaves an overload graphs carry unmatched depends on
@@ -131,15 +131,17 @@ def _copied(a: Inputs):
     return a.x.clone().copy_(a.s)
 
 
-# Ops with one graph overload that none of the probe's flows meets, each in the pattern that
-# puts it in a real graph. The probe leaves them out (the schema rule already settles their
-# `carried`); QL101's runtime check exports them (`qlint.runtime.graphs`, `carriers:<op>`) so
-# a packet of theirs has nodes to be counted against. Which flow carries each (torch 2.13):
-# `t`, `tril`, `triu` all but core ATen, which decomposes them; `mm` and `alias` only core
-# ATen (`matmul` and `detach` before it); `copy` and `slice_scatter` once functionalised
-# (core ATen, ATen IR: `copy_` and slice assignment before); `_unsafe_view` only the ATen IR
-# of `run_decompositions({})`, as FlatFlow exports: a reshape that cannot be a view is
-# `clone` + `_unsafe_view` there, `view` in core ATen.
+# Ops that none of the probe's flows meets, each in the pattern that puts it in a real graph.
+# The probe leaves them out: the schema rule settles `carried` for all but `mm`, whose
+# `.dtype` (`torch.mm(..., out_dtype=)`) graphs carry too but no CPU kernel runs, so a probe
+# of runnable forms would record `.default` alone. QL101's runtime check exports them
+# (`qlint.runtime.graphs`, `carriers:<op>`) so a packet of theirs has nodes to be counted
+# against. Which flow carries each (torch 2.13): `t`, `tril`, `triu` all but core ATen,
+# which decomposes them; `mm` and `alias` only core ATen (`matmul` and `detach` before it);
+# `copy` and `slice_scatter` once functionalised (core ATen, ATen IR: `copy_` and slice
+# assignment before); `_unsafe_view` only the ATen IR of `run_decompositions({})`, as
+# FlatFlow exports: a reshape that cannot be a view is `clone` + `_unsafe_view` there,
+# `view` in core ATen.
 CARRIERS: dict[str, tuple[Form, ...]] = {
     "pointwise": (
         Form(("cos",), lambda a: a.x.cos()),
@@ -151,7 +153,7 @@ CARRIERS: dict[str, tuple[Form, ...]] = {
     ),
     "matrices": (
         Form(("t",), lambda a: a.x.t()),
-        Form(("mm",), lambda a: a.x @ a.s.t()),  # `mm.dtype` has no CPU kernel
+        Form(("mm",), lambda a: a.x @ a.s.t()),
         Form(("_unsafe_view",), lambda a: a.x.t().reshape(-1)),
     ),
     "functionalised": (
