@@ -3,6 +3,9 @@
 Validation is strict on purpose: a misspelt key (`selekt`) or rule code silently ignored
 would make a CI job pass that should fail, so every problem is a `ConfigError` whose
 message names the file and the key, and the CLI turns it into exit code 2.
+
+The messages' wording is `config_messages`; a rule's options are validated by
+`rule_option_values`.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from qlint import registry
+from qlint.config_messages import ConfigError, Where, quoted, shown, suggestion
 from qlint.lazy_patterns import lazy
 from qlint.settings import Settings
 from qlint.value_classes import replace, value_class
@@ -22,10 +26,6 @@ from qlint.value_classes import replace, value_class
 CONFIG_NAMES = ("qlint.toml", "pyproject.toml")
 _SELECTOR = lazy(r"^[A-Z]+[0-9]*$")
 _RULE_CODE = re.compile(r"^[A-Z]+[0-9]+$")
-
-
-class ConfigError(ValueError):
-    """A config file or command-line selection that qlint refuses to guess about."""
 
 
 @value_class(frozen=True)
@@ -46,7 +46,7 @@ def validate_selectors(selectors: Sequence[str], where: str) -> tuple[str, ...]:
     out = []
     for sel in selectors:
         if not isinstance(sel, str):
-            raise ConfigError(f"{where}: expected a rule code, got {_q(sel)}")
+            raise ConfigError(f"{where}: expected a rule code, got {quoted(sel)}")
         sel = sel.strip()
         if not sel:
             continue
@@ -55,7 +55,7 @@ def validate_selectors(selectors: Sequence[str], where: str) -> tuple[str, ...]:
         # codes the manifest holds too (with a plugin installed, `facts` loads the classes).
         known = registry.facts()
         if sel != "ALL" and (not _SELECTOR.match(sel) or not any(c.startswith(sel) for c in known)):
-            raise ConfigError(f"{where}: unknown rule selector {_q(sel)}{_suggest(sel, known)}")
+            raise ConfigError(f"{where}: unknown rule selector {quoted(sel)}{suggestion(sel, known)}")
         out.append(sel)
     return tuple(out)
 
@@ -110,7 +110,7 @@ def settings_from_file(path: Path) -> Settings:
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise ConfigError(f"{_shown(path)}: cannot read: {exc.strerror or exc}") from None
+        raise ConfigError(f"{shown(path)}: cannot read: {exc.strerror or exc}") from None
     doc = _parse(path, data)
     tool = doc.get("tool")
     if path.name == "pyproject.toml" or (isinstance(tool, dict) and "qlint" in tool):
@@ -120,7 +120,7 @@ def settings_from_file(path: Path) -> Settings:
     else:
         table, prefix = doc, ""
     if not isinstance(table, dict):
-        raise ConfigError(f"{_shown(path)}: {prefix or 'qlint config'} must be a table")
+        raise ConfigError(f"{shown(path)}: {prefix or 'qlint config'} must be a table")
     return settings_from_table(table, path, prefix)
 
 
@@ -130,17 +130,19 @@ def settings_from_table(table: dict[str, Any], path: Path, prefix: str = "tool.q
     `prefix` is the table's dotted name in the file ("" for a `qlint.toml`), for messages.
     """
     root = path.resolve().parent
-    loc = _Where(_shown(path), prefix)
+    loc = Where(shown(path), prefix)
     kwargs: dict[str, Any] = {"root": root, "config_path": path.resolve()}
     options: dict[str, tuple[tuple[str, Any], ...]] = {}
     for key, value in table.items():
         if _RULE_CODE.match(key):
             if not isinstance(value, dict):
-                raise ConfigError(loc.key(key, f"expected a table of rule options, got {_q(value)}"))
-            options[key] = _rule_options(key, value, loc.sub(key))
+                raise ConfigError(loc.key(key, f"expected a table of rule options, got {quoted(value)}"))
+            from qlint.rule_option_values import rule_options  # only a config with a rule's table
+
+            options[key] = rule_options(key, value, loc.sub(key))
             continue
         if key not in _KEYS:
-            raise ConfigError(loc(f"unknown key {_q(key)}{_suggest(key, _KEYS)}"))
+            raise ConfigError(loc(f"unknown key {quoted(key)}{suggestion(key, _KEYS)}"))
         field_name, kind = _KEYS[key]
         if kind == "selectors":
             kwargs[field_name] = validate_selectors(_str_list(value, loc, key), loc.key(key))
@@ -148,11 +150,11 @@ def settings_from_table(table: dict[str, Any], path: Path, prefix: str = "tool.q
             kwargs[field_name] = tuple(_str_list(value, loc, key))
         elif kind == "bool":
             if not isinstance(value, bool):
-                raise ConfigError(loc.key(key, f"expected true or false, got {_q(value)}"))
+                raise ConfigError(loc.key(key, f"expected true or false, got {quoted(value)}"))
             kwargs[field_name] = value
         elif kind == "path":
             if not isinstance(value, str) or not value:
-                raise ConfigError(loc.key(key, f"expected a path string, got {_q(value)}"))
+                raise ConfigError(loc.key(key, f"expected a path string, got {quoted(value)}"))
             kwargs[field_name] = (root / os.path.expanduser(value)).resolve()
         elif kind == "per-file-ignores":
             kwargs[field_name] = _per_file_ignores(value, loc, key)
@@ -163,23 +165,6 @@ def settings_from_table(table: dict[str, Any], path: Path, prefix: str = "tool.q
     if options:
         kwargs["rule_options"] = tuple(sorted(options.items()))
     return Settings(**kwargs)
-
-
-class _Where:
-    """Builds messages like `pyproject.toml: [tool.qlint] unknown key "selekt"`."""
-
-    def __init__(self, shown: str, table: str):
-        self.shown, self.table = shown, table
-
-    def __call__(self, detail: str) -> str:
-        header = f"[{self.table}] " if self.table else ""
-        return f"{self.shown}: {header}{detail}"
-
-    def key(self, key: str, detail: str = "") -> str:
-        return self(f"{_q(key)}: {detail}" if detail else _q(key))
-
-    def sub(self, name: str) -> _Where:
-        return _Where(self.shown, f"{self.table}.{name}" if self.table else name)
 
 
 def apply_overrides(settings: Settings, o: Overrides) -> Settings:
@@ -230,33 +215,33 @@ def runtime_editor_mode(value: Any, where: str) -> str:
     set through the server's initializationOptions, hence shared)."""
     if value not in RUNTIME_EDITOR_MODES:
         choices = " or ".join(f'"{m}"' for m in RUNTIME_EDITOR_MODES)
-        raise ConfigError(f"{where}: expected {choices}, got {_q(value)}")
+        raise ConfigError(f"{where}: expected {choices}, got {quoted(value)}")
     return value
 
 
-def _rule_url(value: Any, loc: _Where, key: str) -> str:
+def _rule_url(value: Any, loc: Where, key: str) -> str:
     """`rule-url = "https://example.org/rules/{code}"`: a URL with `{code}` and/or `{name}`."""
     if not isinstance(value, str) or not re.match(r"^(https?|file)://\S+$", value):
-        raise ConfigError(loc.key(key, f"expected an http(s) or file URL, got {_q(value)}"))
+        raise ConfigError(loc.key(key, f"expected an http(s) or file URL, got {quoted(value)}"))
     unknown = set(re.findall(r"\{([^}]*)\}", value)) - {"code", "name"}
     if unknown:
         raise ConfigError(
-            loc.key(key, f"unknown placeholder {_q('{' + sorted(unknown)[0] + '}')} (use {{code}} or {{name}})")
+            loc.key(key, f"unknown placeholder {quoted('{' + sorted(unknown)[0] + '}')} (use {{code}} or {{name}})")
         )
     if "{code}" not in value and "{name}" not in value:
         raise ConfigError(loc.key(key, "the URL must contain {code} or {name}, or every rule links to the same page"))
     return value
 
 
-def _runtime_table(value: Any, loc: _Where) -> dict[str, Any]:
+def _runtime_table(value: Any, loc: Where) -> dict[str, Any]:
     """`[tool.qlint.runtime] models = ["pkg.mod:factory"]`: opt-in user models for the runtime
     checker's capture checks (`qlint check --runtime` then imports and runs that code);
     `editor = "on-save"`: runtime verdicts in the language server."""
     if not isinstance(value, dict):
-        raise ConfigError(loc(f"expected a table, got {_q(value)}"))
+        raise ConfigError(loc(f"expected a table, got {quoted(value)}"))
     for key in value:
         if key not in ("models", "editor"):
-            raise ConfigError(loc(f"unknown key {_q(key)}{_suggest(key, ['models', 'editor'])}"))
+            raise ConfigError(loc(f"unknown key {quoted(key)}{suggestion(key, ['models', 'editor'])}"))
     fields: dict[str, Any] = {}
     if "editor" in value:
         fields["runtime_editor"] = runtime_editor_mode(value["editor"], loc.key("editor"))
@@ -264,7 +249,7 @@ def _runtime_table(value: Any, loc: _Where) -> dict[str, Any]:
     for spec in models:
         module, sep, attr = spec.partition(":")
         if not (sep and all(p.isidentifier() for p in module.split(".")) and attr.isidentifier()):
-            raise ConfigError(loc.key("models", f'expected "package.module:factory", got {_q(spec)}'))
+            raise ConfigError(loc.key("models", f'expected "package.module:factory", got {quoted(spec)}'))
     fields["runtime_models"] = tuple(models)
     return fields
 
@@ -279,132 +264,21 @@ def _parse(path: Path, data: bytes) -> dict[str, Any]:
     try:
         return tomllib.loads(data.decode("utf-8"))
     except UnicodeDecodeError as exc:
-        raise ConfigError(f"{_shown(path)}: not valid UTF-8: {exc.reason}") from None
+        raise ConfigError(f"{shown(path)}: not valid UTF-8: {exc.reason}") from None
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{_shown(path)}: invalid TOML: {exc}") from None
+        raise ConfigError(f"{shown(path)}: invalid TOML: {exc}") from None
 
 
-def _str_list(value: Any, loc: _Where, key: str) -> list[str]:
+def _str_list(value: Any, loc: Where, key: str) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(loc.key(key, f"expected a list of strings, got {_q(value)}"))
+        raise ConfigError(loc.key(key, f"expected a list of strings, got {quoted(value)}"))
     return value
 
 
-def _per_file_ignores(value: Any, loc: _Where, key: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+def _per_file_ignores(value: Any, loc: Where, key: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     if not isinstance(value, dict):
-        raise ConfigError(loc.key(key, f"expected a table of glob = [codes], got {_q(value)}"))
+        raise ConfigError(loc.key(key, f"expected a table of glob = [codes], got {quoted(value)}"))
     sub = loc.sub(key)
     return tuple(
         (glob, validate_selectors(_str_list(codes, sub, glob), sub.key(glob))) for glob, codes in value.items()
     )
-
-
-def _rule_options(code: str, value: dict[str, Any], loc: _Where) -> tuple[tuple[str, Any], ...]:
-    """`[tool.qlint.QL101]`: names from `Rule.options` (`-` and `_` alike), types from defaults."""
-    known = registry.facts()  # one rule's options need its class only: the others stay unimported
-    if code not in known:
-        raise ConfigError(loc(f"unknown rule code {_q(code)}{_suggest(code, known)}"))
-    rule = registry.rule_class(code)
-    by_norm = {n.replace("-", "_"): n for n in rule.options}
-    out = []
-    for given_name, given in value.items():
-        name = by_norm.get(given_name.replace("-", "_"))
-        if name is None:
-            known = ", ".join(_q(n) for n in rule.options) or "none"
-            raise ConfigError(loc(f"unknown option {_q(given_name)} (options of {code}: {known})"))
-        out.append((name, _check_option(rule, name, given, loc.key(given_name))))
-    return tuple(sorted(out))
-
-
-def _check_option(rule, name: str, given: Any, label: str) -> Any:
-    default = rule.options[name]
-    given = _freeze(given) if default is None else _coerce(default, given, label)
-    pattern = rule.option_patterns.get(name)
-    if pattern is not None:
-        for v in given if isinstance(given, tuple) else (given,):
-            if isinstance(v, str) and re.fullmatch(pattern[0], v) is None:
-                raise ConfigError(f"{label}: expected {pattern[1]}, got {_q(v)}")
-    choices = rule.option_choices.get(name)
-    if choices is not None:
-        values = given if isinstance(given, tuple) else (given,)
-        for v in values:
-            if v not in choices:
-                allowed = ", ".join(_q(c) for c in choices)
-                raise ConfigError(f"{label}: {_q(v)} is not one of {allowed}")
-    return given
-
-
-def _coerce(default: Any, given: Any, label: str) -> Any:
-    """Check `given` against the type of `default`; lists become tuples (Settings is hashable)."""
-    if isinstance(default, bool):
-        ok = isinstance(given, bool)
-        expected = "true or false"
-    elif isinstance(default, int):
-        ok = isinstance(given, int) and not isinstance(given, bool)
-        expected = "an integer"
-    elif isinstance(default, float):
-        ok = isinstance(given, (int, float)) and not isinstance(given, bool)
-        given = float(given) if ok else given
-        expected = "a number"
-    elif isinstance(default, str):
-        ok = isinstance(given, str)
-        expected = "a string"
-    elif isinstance(default, (list, tuple, frozenset, set)):
-        if not isinstance(given, list):
-            raise ConfigError(f"{label}: expected a list, got {_q(given)}")
-        sample = next(iter(default), None)
-        if sample is not None:
-            given = [_coerce(sample, g, label) for g in given]
-        return _freeze(given)
-    elif isinstance(default, dict):
-        ok = isinstance(given, dict)
-        expected = "a table"
-    else:
-        return _freeze(given)
-    if not ok:
-        raise ConfigError(f"{label}: expected {expected}, got {_q(given)}")
-    return _freeze(given)
-
-
-class FrozenDict(dict):
-    """A read-only, hashable table option: `Settings` is frozen and must stay hashable."""
-
-    def __hash__(self) -> int:  # type: ignore[override]
-        return hash(tuple(self.items()))
-
-    def _readonly(self, *args, **kwargs):
-        raise TypeError("rule options are read-only")
-
-    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = _readonly  # type: ignore[assignment]
-
-
-def _freeze(value: Any) -> Any:
-    """TOML arrays become tuples and tables `FrozenDict`s, recursively."""
-    if isinstance(value, list):
-        return tuple(_freeze(v) for v in value)
-    if isinstance(value, dict):
-        return FrozenDict((k, _freeze(v)) for k, v in sorted(value.items()))
-    return value
-
-
-def _suggest(word: str, known) -> str:
-    import difflib  # only for a misspelt key: its import is most of a millisecond
-
-    close = difflib.get_close_matches(word, list(known), n=1)
-    return f" (did you mean {_q(close[0])}?)" if close else ""
-
-
-def _q(value: Any) -> str:
-    """TOML-ish quoting for messages: `"selekt"`, `true`, `3`, `["a"]`."""
-    import json  # only for a message: a run's start-up never needs it (`plain_json`)
-
-    return json.dumps(value, default=str)
-
-
-def _shown(path: Path) -> str:
-    """The config's path as the user would type it: relative below the cwd, else absolute."""
-    try:
-        rel = os.path.relpath(path)
-    except ValueError:
-        return str(path)
-    return str(path) if rel.startswith("..") else rel

@@ -14,8 +14,9 @@ from collections.abc import Callable
 
 from qlint.analysis.names.live_trees import LIVE
 from qlint.analysis.names.live_trees import parse as live_parse
+from qlint.analysis.names.modules import module_name_for
 from qlint.analysis.names.piecewise_parse import parse_whole_or_in_pieces
-from qlint.analysis.names.project import ProjectIndex, module_name_for
+from qlint.analysis.names.project import ProjectIndex
 from qlint.analysis.names.tree_handover import HANDOVER
 from qlint.diagnostic import Diagnostic, Range
 from qlint.gc_pause import gc_paused

@@ -26,7 +26,7 @@ class QlintChecker:
         self.lines = lines
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
-        from qlint.config import ConfigError
+        from qlint.config_messages import ConfigError
         from qlint.engine import check_source
         from qlint.file_settings import settings_for_path
         from qlint.settings import Settings

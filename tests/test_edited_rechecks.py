@@ -160,7 +160,7 @@ def test_the_scan_reused_finds_the_same_consumer_modules(tmp_path):
 
 
 def _zeros_like():
-    from qlint.analysis.names.resolver import OpRef
+    from qlint.analysis.names.op_refs import OpRef
 
     return OpRef("aten", "zeros_like", None)
 

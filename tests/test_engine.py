@@ -135,7 +135,7 @@ def test_a_check_asked_to_stop_stops_between_rules_and_records_nothing(tmp_path)
 
     def once_ops_was_read() -> bool:
         asked.append(1)
-        return bool(project._deps.get(str(use)))  # a rule has read ops.py: stop before the next
+        return bool(project._records.deps.get(str(use)))  # a rule has read ops.py: stop before the next
 
     with pytest.raises(CheckCancelled):
         check_source(text, str(use), settings, project, cancelled=once_ops_was_read)

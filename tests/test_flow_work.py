@@ -179,7 +179,7 @@ def test_methods_of_a_test_class_are_collected_once_per_check(monkeypatch):
         "        return convert_pt2e(prepared)\n"
     )
     # The result is kept: a call that is a statement of its own, handing over no model, is not
-    # resolved (`Walker._hands_nothing`).
+    # resolved (`calibration_calls.hands_nothing`).
     tests = "".join(f"    def test_{i}(self):\n        r = self._quantize(self.m, self.q, self.x)\n" for i in range(5))
     head = "import unittest\nfrom torchao.quantization.pt2e.quantize_pt2e import convert_pt2e\n"
     src = (

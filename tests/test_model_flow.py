@@ -18,7 +18,8 @@ from qlint.analysis.flow.model_flow import (
     caller_facts,
     module_flows,
 )
-from qlint.analysis.names.project import ProjectIndex, module_name_for
+from qlint.analysis.names.modules import module_name_for
+from qlint.analysis.names.project import ProjectIndex
 from qlint.optable import load_op_table
 from qlint.rules.base import FileContext
 from qlint.source import LineIndex

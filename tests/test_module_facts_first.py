@@ -10,7 +10,8 @@ import os
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs import project_scan, self_traced_graphs
-from qlint.analysis.names.project import ProjectIndex, module_name_for
+from qlint.analysis.names.modules import module_name_for
+from qlint.analysis.names.project import ProjectIndex
 from qlint.optable import load_op_table
 from qlint.source import LineIndex
 from tests.conftest import package_repository

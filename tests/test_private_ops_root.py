@@ -3,7 +3,7 @@
 torch binds `torch.ops` by importing `ops` from `torch._ops`, so `aten = torch._ops.ops.aten`
 names the same namespace and `aten._softmax` the same packet. FlatFlow (9rum/flatflow at
 3d716be) keyed its op table on packets spelled so and looked node targets of an exported
-graph up in it exactly: every packet key was dead. Two readings hid it: `Resolver.parse_op`
+graph up in it exactly: every packet key was dead. Two readings hid it: `Resolver.parse_op` (now `op_refs.parse_op`)
 knew only the `torch.ops.` spelling, and the text gate (`packet_text._uses_of`), after
 turning away the `ops` that ends `_ops`, went on searching past that use's links, where the
 real root `ops` stood. Loud: each spelling reports as its `torch.ops` twin does. Quiet: the

@@ -260,7 +260,7 @@ def test_each_packet_of_one_statement_is_judged_by_its_own_sites(tmp_path):
 
 
 def test_packet_spellings_count_whole_words_without_an_overload_after():
-    from qlint.analysis.names.resolver import OpRef
+    from qlint.analysis.names.op_refs import OpRef
     from qlint.rules.packet_consumers import packet_spellings
 
     ref = OpRef("mylib", "scale", None)

@@ -1,6 +1,6 @@
 """QL204 works out a callee's summary only where the caller can use it: a call that is a
 statement of its own, handing over no model and no QAT quantizer, changes nothing in the
-caller's summary whatever the callee does (`Walker._hands_nothing`), so the callee is not
+caller's summary whatever the callee does (`calibration_calls.hands_nothing`), so the callee is not
 walked. Calls that hand a model over, as statements or not, still are."""
 
 from __future__ import annotations

@@ -234,7 +234,7 @@ def test_workers_of_a_parallel_run_write_what_they_learned_for_the_next_run(tmp_
     _new_process()
     _use(pkg, SummaryStore(directory))  # the scans' root: the top-level package
     other = os.path.join(pkg, "m00.py")
-    from qlint.analysis.names.resolver import OpRef
+    from qlint.analysis.names.op_refs import OpRef
 
     # QL102's search for modules consuming the packet add.py inserts: m00 spells none.
     question = packet_scan._QUESTION + packet_scan.PacketSpelling(OpRef("aten", "zeros_like", None)).pattern

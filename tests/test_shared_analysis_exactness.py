@@ -11,7 +11,8 @@ import os
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.flow.model_flow import module_flows
-from qlint.analysis.names.project import ProjectIndex, module_name_for
+from qlint.analysis.names.modules import module_name_for
+from qlint.analysis.names.project import ProjectIndex
 from qlint.optable import load_op_table
 from qlint.source import LineIndex
 

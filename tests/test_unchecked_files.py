@@ -199,7 +199,7 @@ def test_rule_url_is_the_shipped_page_or_the_configured_template(tmp_path):
     ],
 )
 def test_bad_rule_url_is_a_config_error_naming_key_and_file(tmp_path, value, message):
-    from qlint.config import ConfigError
+    from qlint.config_messages import ConfigError
 
     (tmp_path / "pyproject.toml").write_text(f"[tool.qlint]\nrule-url = {value}\n")
     with pytest.raises(ConfigError) as info:

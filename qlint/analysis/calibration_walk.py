@@ -5,20 +5,21 @@ records which tokens some path has run so far. Whatever may run a token (a call,
 closure, a store that lets it escape, an unknown function) adds it to `Env.ran`; a
 `convert_pt2e` of a token not in `Env.ran` is a finding (or, for a parameter, part of
 the function's summary).
+
+What a call does (an API, a helper's summary, a method or a closure that may run a model) is
+worked out by `calibration_calls`, from the walker's state.
 """
 
 from __future__ import annotations
 
 import ast
 
+from qlint.analysis import calibration_calls
 from qlint.analysis import calibration_effects as fx
-from qlint.analysis import converted_programs as lowered
 from qlint.analysis.calibration import (
     CONVERTED,
     PARAM,
     PREPARED,
-    QAT,
-    QAT_CONFIG,
     Calibration,
     Env,
     Summary,
@@ -26,18 +27,13 @@ from qlint.analysis.calibration import (
     Uncalibrated,
     holds_models,
     join,
-    qat_configs,
 )
-from qlint.analysis.flow.model_apis import argument, classify_call
-from qlint.analysis.flow.model_torch_nn import SELF_RETURNING_METHODS
 from qlint.analysis.names.local_imports import LocalNames, bind_imports
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import ModuleScope, function_assigns
 
 _TRY = (ast.Try, getattr(ast, "TryStar", ast.Try))
 _SCOPED = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
-# What an argument may do beyond naming variables (a call, a binding, a yield, an await).
-_EFFECTFUL = frozenset({ast.Call, ast.NamedExpr, ast.Yield, ast.YieldFrom, ast.Await})
 _IMPORTS = frozenset((ast.Import, ast.ImportFrom))
 
 
@@ -132,7 +128,7 @@ class Walker:
             if isinstance(value, (ast.Yield, ast.YieldFrom)):
                 self.ran(env, self.expr(value.value, env))
             elif isinstance(value, ast.Call):
-                self.call(value, env, discarded=True)
+                calibration_calls.call(self, value, env, discarded=True)
             else:
                 self.expr(value, env)
         elif isinstance(s, ast.Assert):
@@ -226,7 +222,7 @@ class Walker:
         if isinstance(e, ast.Name):
             return env.vars.get(e.id, frozenset())
         if isinstance(e, ast.Call):
-            return self.call(e, env)
+            return calibration_calls.call(self, e, env)
         if isinstance(e, _SCOPED):
             if not holds_models(env):
                 return frozenset()
@@ -264,207 +260,3 @@ class Walker:
             if isinstance(child, ast.expr):
                 self.ran(env, self.expr(child, env))
         return frozenset()
-
-    def call(self, node: ast.Call, env: Env, discarded: bool = False) -> frozenset[Token]:
-        """`discarded`: a statement of its own, whose result nothing reads."""
-        func = node.func
-        # Names that hold tokens are looked up, not collected: bodies bind hundreds of names
-        # and make thousands of calls.
-        held = env.vars
-        if fx.inert_attribute_chain(func, held):
-            self.args(node, env, escape=False)
-            return frozenset()
-        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and held.get(func.value.id):
-            receiver = env.vars[func.value.id]
-            qat = qat_configs(self.args(node, env, escape=True).values()) | self.qat_keyword(node)
-            if qat:  # `quantizer.set_global(qat_config)`: the quantizer is QAT from here on
-                receiver = env.vars[func.value.id] = receiver | qat
-            if func.attr in SELF_RETURNING_METHODS:
-                return receiver
-            if func.attr not in fx.INERT_METHODS:
-                self.ran(env, receiver, executed=func.attr in ("forward", "__call__"))
-            return qat_configs([receiver]) | self.derived(receiver, lowered.is_lowering_method(func.attr))
-        if isinstance(func, ast.Name) and held.get(func.id):
-            self.args(node, env, escape=True)
-            self.ran(env, env.vars[func.id], executed=True)
-            return frozenset()
-        receiver: frozenset[Token] = frozenset()
-        if not isinstance(func, (ast.Name, ast.Attribute)):
-            self.ran(env, self.expr(func, env), executed=True)  # `program.module()(x)`: called on data
-        elif isinstance(func, ast.Attribute) and not isinstance(func.value, ast.Name):
-            receiver = self.expr(func.value, env)  # `XNNPACKQuantizer().set_global(config)`
-            if receiver and func.attr in SELF_RETURNING_METHODS:
-                # `copy.deepcopy(prepared).cpu()`: the module itself, as for a name's `.cpu()`.
-                return receiver | qat_configs(self.args(node, env, escape=True).values())
-        name = self.resolver.qualname(func)
-        api = classify_call(name, func)
-        if api is not None:
-            return self.api(node, api, env)
-        if fx.is_inert_function(name, func):
-            self.args(node, env, escape=False)
-            return frozenset()
-        self.closure(func, env)
-        if discarded and self._hands_nothing(node, receiver, env):
-            # No model goes in, none comes out, no quantizer turns QAT: whatever the callee
-            # does, this body's summary is the same, so the callee's is not worked out
-            # (`self.assertEqual(...)`, `logger.info(...)` resolved through class hierarchies).
-            return frozenset()
-        summary, offset = self.helper(func, name)
-        if summary is None:
-            values = self.args(node, env, escape=True)  # an unknown function may run what it is given
-            # A builder or setter of quantizers and configs passes QAT-ness on.
-            qat = qat_configs([receiver, *values.values()]) | self.qat_keyword(node)
-            holder = func.value.id if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) else None
-            if qat and holder is not None and (holder in env.vars or holder in self.resolver.local):
-                env.vars[holder] = env.vars.get(holder, frozenset()) | qat  # `quantizer.set_global(config)`
-            first = values.get(node.args[0], frozenset()) if node.args else frozenset()
-            return (
-                qat
-                | self.derived(first, lowered.is_lowering_function(name))
-                | self.derived(receiver, isinstance(func, ast.Attribute) and lowered.is_lowering_method(func.attr))
-            )
-        return self.apply(node, summary, offset, env) | self.qat_keyword(node)
-
-    def _hands_nothing(self, node: ast.Call, receiver: frozenset[Token], env: Env) -> bool:
-        """Whether evaluating the call's arguments and handing them over has no effect here and
-        makes no token: no argument names a variable holding one, calls anything, binds a name
-        or passes `is_qat=`, and the receiver holds no QAT quantizer."""
-        if qat_configs([receiver]) or fx.passes_is_qat(node):
-            return False
-        held = env.vars
-        for arg in (*node.args, *(kw.value for kw in node.keywords)):
-            for sub in ast.walk(arg):
-                kind = type(sub)
-                if kind is ast.Name:
-                    if held.get(sub.id):
-                        return False
-                elif kind in _EFFECTFUL:
-                    return False
-        return True
-
-    def qat_keyword(self, node: ast.Call) -> frozenset[Token]:
-        qat = fx.passes_is_qat(node)
-        return frozenset({Token(QAT_CONFIG, node, self.scope.path)}) if qat else frozenset()
-
-    def closure(self, func: ast.expr, env: Env) -> None:
-        """A nested function or lambda of this body, or (from module level) a function of this
-        module, reads the prepared model by name: calling it may run the model."""
-        if not isinstance(func, ast.Name) or not holds_models(env):
-            return
-        body = self.nested.get(func.id)
-        if body is None and func.id in self.resolver.local:
-            body = next((v for v in self.resolver.local[func.id] if isinstance(v, ast.Lambda)), None)
-        if body is None and isinstance(self.func, ast.Module):
-            body = self.scope.functions.get(func.id)
-        if body is not None:
-            names = fx.free_names(body)
-            self.ran(env, self.names(env, names), executed=bool(names & fx.called_names(body)))
-
-    def args(self, node: ast.Call, env: Env, escape: bool) -> dict[ast.expr, frozenset[Token]]:
-        values = {a: self.expr(a.value if isinstance(a, ast.Starred) else a, env) for a in node.args}
-        values.update({kw.value: self.expr(kw.value, env) for kw in node.keywords})
-        if escape:
-            for tokens in values.values():
-                self.ran(env, tokens)
-        return values
-
-    def api(self, node: ast.Call, api, env: Env) -> frozenset[Token]:
-        first = argument(node, 0, api.model_keywords)
-        if api.kind in ("convert", "move", "allow_train_eval", "copy"):
-            values = self.args(node, env, escape=False)
-            tokens = values.get(first, frozenset()) if first is not None else frozenset()
-            if api.kind != "convert":
-                return tokens
-            result = Token(CONVERTED, node, self.scope.path)
-            self.convert(node, node, self.scope.path, tokens, frozenset({result}), env)
-            return frozenset({result})
-        if api.kind == "prepare":
-            values = self.args(node, env, escape=True)
-            quantizer = argument(node, 1, ("quantizer",))
-            if qat_configs([values.get(quantizer, frozenset())]) or self.global_qat(quantizer, env):
-                return frozenset({Token(QAT, node, self.scope.path)})  # a training loop runs it
-            return frozenset({Token(PREPARED, node, self.scope.path)})
-        values = self.args(node, env, escape=True)  # capture, sessions: treat as a use
-        if api.kind == "capture" and first is not None:
-            return self.derived(values.get(first, frozenset()), True)  # `export(converted)`
-        if api.kind != "prepare_qat":
-            return frozenset()
-        token = Token(QAT, node, self.scope.path)
-        self.own_qat.add(token)
-        return frozenset({token})
-
-    @staticmethod
-    def derived(tokens: frozenset[Token], lowering: bool) -> frozenset[Token]:
-        """A program exported or lowered from a converted model stands for it (`converted_programs`)."""
-        return lowered.standing_for(tokens, (CONVERTED, PARAM)) if lowering else frozenset()
-
-    def global_qat(self, quantizer: ast.expr | None, env: Env) -> bool:
-        """A module-level quantizer used in a function: what the module binds it to."""
-        if not isinstance(quantizer, ast.Name) or quantizer.id in env.vars or isinstance(self.func, ast.Module):
-            return False
-        return fx.quantizer_is_qat(quantizer, self.scope.assigns)
-
-    def helper(self, func: ast.expr, name: str | None) -> tuple[Summary | None, int]:
-        """The summary of a function of this module or project, and 1 when `self` fills a
-        parameter (`name`: the callee's qualified name, as `call` resolved it)."""
-        if isinstance(func, ast.Name) and func.id in self.nested:
-            return self.owner.summary(self.nested[func.id], self.scope, None, self.depth + 1), 0
-        if isinstance(func, ast.Name) and func.id in self.resolver.local:
-            return None, 0
-        name = name or ""
-        if name.startswith(("torch.", "torchao.", "executorch.exir")):
-            return None, 0
-        try:
-            found = self.owner.callgraph.definition(func, self.resolver, functions_only=True)
-        except RecursionError:
-            self.owner.unsettled()
-            found = None
-        if found is None or not isinstance(found[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
-            return None, 0
-        node, scope, cls = found
-        on_self = isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
-        bound = on_self and func.value.id in ("self", "cls")
-        static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list)
-        return self.owner.summary(node, scope, cls, self.depth + 1), int(bound and not static)
-
-    def apply(self, node: ast.Call, callee: Summary, offset: int, env: Env) -> frozenset[Token]:
-        given: dict[int, frozenset[Token]] = {}
-        for i, arg in enumerate(node.args):
-            tokens = self.expr(arg.value if isinstance(arg, ast.Starred) else arg, env)
-            if isinstance(arg, ast.Starred) or any(isinstance(a, ast.Starred) for a in node.args[:i]):
-                self.ran(env, tokens)  # position unknown behind `*args`
-            else:
-                given[i + offset] = tokens
-        for kw in node.keywords:
-            tokens = self.expr(kw.value, env)
-            if kw.arg in callee.params:
-                given[callee.params.index(kw.arg)] = tokens
-            else:
-                self.ran(env, tokens)
-        before = env.copy()
-        for index, tokens in given.items():
-            if index >= len(callee.params):
-                self.ran(env, tokens)
-                continue
-            if index in callee.converts:
-                results = {t for t in callee.returns if t.kind == CONVERTED}
-                convert = callee.converts[index]
-                name = getattr(callee.node, "name", "")
-                inside = any(t.kind == CONVERTED and t.path == callee.path for t in callee.executed)
-                self.convert(node, convert, callee.path, tokens, frozenset(results), before, name, inside)
-            if index in callee.runs:
-                self.ran(env, tokens, executed=index in callee.executes)
-        out: set[Token] = set()
-        # `return prepare_qat_pt2e(...) if is_qat else prepare_pt2e(...)`: which one this call
-        # gets depends on its arguments; a QAT model is trained, so stay quiet on both.
-        qat = any(t.kind == QAT for t in callee.returns)
-        for t in callee.returns:
-            if qat and t.kind == PREPARED:
-                continue
-            if t.kind == PARAM and t.node is callee.node:
-                out |= given.get(t.index, frozenset())
-            elif t.kind == PREPARED and not t.helper:
-                out.add(Token(PREPARED, t.node, t.path, helper=getattr(callee.node, "name", "")))
-            else:
-                out.add(t)
-        return frozenset(out)

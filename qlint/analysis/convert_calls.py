@@ -17,7 +17,7 @@ import os
 
 from qlint.analysis import scan_memo
 from qlint.analysis.names.live_trees import parse as live_parse
-from qlint.analysis.names.project import import_root, module_name_for
+from qlint.analysis.names.modules import import_root, module_name_for
 from qlint.analysis.project_files import listing_dependency, project_keys
 from qlint.value_classes import value_class
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 import ast
 import os
 
-from qlint.analysis.names.project import ProjectIndex, module_name_for
+from qlint.analysis.names.modules import module_name_for
+from qlint.analysis.names.project import ProjectIndex
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import ModuleScope, function_assigns
 from qlint.diagnostic import Diagnostic, Position, Range

@@ -22,7 +22,8 @@ from qlint.analysis.graphs.graph_context import packet_graph_context
 from qlint.analysis.graphs.instance_attrs import with_instance_attrs
 from qlint.analysis.graphs.target_guards import Guard, target_guards
 from qlint.analysis.names.functions import Body
-from qlint.analysis.names.resolver import OpRef, Resolver
+from qlint.analysis.names.op_refs import OpRef
+from qlint.analysis.names.resolver import Resolver
 from qlint.rules.base import FileContext
 
 

@@ -14,7 +14,8 @@ from qlint.analysis.graphs.insertions import NEEDLES, inserted_exprs, is_nodespe
 from qlint.analysis.graphs.instance_attrs import with_instance_attrs
 from qlint.analysis.graphs.wrapper_index import index_for
 from qlint.analysis.names.functions import bodies
-from qlint.analysis.names.resolver import OpRef, Resolver
+from qlint.analysis.names.op_refs import OpRef
+from qlint.analysis.names.resolver import Resolver
 from qlint.lazy_patterns import lazy
 from qlint.rules.base import FileContext
 

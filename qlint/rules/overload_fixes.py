@@ -7,7 +7,7 @@ overloads of which graphs carry one is a likely but unsafe one; otherwise only a
 from __future__ import annotations
 
 from qlint import evidence
-from qlint.analysis.names.resolver import OpRef
+from qlint.analysis.names.op_refs import OpRef
 from qlint.diagnostic import Applicability, Edit, Fix, Range
 from qlint.evidence.ops import OpEvidence
 from qlint.optable import OpInfo, OpTable

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import ast
 
-from qlint.analysis.names.resolver import Located, OpRef, Resolver
+from qlint.analysis.names.op_refs import OpRef
+from qlint.analysis.names.resolver import Located, Resolver
 from qlint.optable import OpTable
 from qlint.rules.overload_fixes import FixSite
 from qlint.rules.sibling_overloads import missed_overloads

@@ -24,7 +24,7 @@ from qlint.analysis.graphs.pattern_replacements import (
     rewrites_spelled,
 )
 from qlint.analysis.graphs.project_scan import module_facts, parses, unkept_module_facts
-from qlint.analysis.names.resolver import OpRef
+from qlint.analysis.names.op_refs import OpRef
 from qlint.rules.module_insertions import inserted_packets, insertions
 
 

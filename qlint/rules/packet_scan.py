@@ -16,8 +16,8 @@ from qlint.analysis.graphs import kept_module_facts
 from qlint.analysis.graphs.project_scan import project_modules, text_holding
 from qlint.analysis.names.live_trees import parse as live_parse
 from qlint.analysis.names.modules import module_name_for
+from qlint.analysis.names.op_refs import OpRef
 from qlint.analysis.names.piecewise_parse import parse_by_definitions
-from qlint.analysis.names.resolver import OpRef
 from qlint.analysis.names.tree_handover import HANDOVER
 from qlint.analysis.recent_entries import RecentEntries
 from qlint.analysis.tree_walk import statements

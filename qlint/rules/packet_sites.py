@@ -12,7 +12,8 @@ import re
 from collections import Counter
 
 from qlint.analysis.context import FileContext
-from qlint.analysis.names.resolver import OpRef, Resolver
+from qlint.analysis.names.op_refs import OpRef
+from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import parameter_args
 from qlint.analysis.node_memo import kept_on_node
 from qlint.analysis.tree_walk import walk_kinds

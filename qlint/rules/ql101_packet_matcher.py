@@ -33,7 +33,8 @@ from qlint.analysis.graphs.sinks import (
     sinks_key,
 )
 from qlint.analysis.names.functions import Body, bodies
-from qlint.analysis.names.resolver import Located, OpRef, Resolver
+from qlint.analysis.names.op_refs import OpRef
+from qlint.analysis.names.resolver import Located, Resolver
 from qlint.diagnostic import Diagnostic, RelatedInfo
 from qlint.evidence.ops import OpEvidence
 from qlint.rules.base import FileContext, FixAvailability, Rule

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from qlint.analysis.graphs.graph_context import COMPILER_INTERNAL, COMPILER_PACKAGES, packet_graph_context
 from qlint.analysis.graphs.insertions import may_insert_packet
 from qlint.analysis.names.functions import innermost_body
-from qlint.analysis.names.resolver import OpRef
+from qlint.analysis.names.op_refs import OpRef
 from qlint.diagnostic import Diagnostic
 from qlint.evidence.ops import OpEvidence
 from qlint.rules.base import FileContext, FixAvailability, Rule

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from qlint.analysis.names.resolver import OpRef
+from qlint.analysis.names.op_refs import OpRef
 from qlint.diagnostic import Applicability, Edit, Fix, Range
 from qlint.optable import OpTable
 from qlint.rules.overload_fixes import graphs_carry, op_info

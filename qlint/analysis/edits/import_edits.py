@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from qlint.analysis.caught_errors import catches
 from qlint.analysis.flow.dead_branches import literal_truth
-from qlint.analysis.names.project import resolve_relative
+from qlint.analysis.names.modules import resolve_relative
 from qlint.analysis.removed_capture_apis import TARGET_RELEASE
 from qlint.analysis.version_gates import Lookup, branch_runs
 from qlint.diagnostic import Edit, Position, Range

@@ -35,9 +35,9 @@ import weakref
 from qlint.analysis.context import FileContext
 from qlint.analysis.flow.model_flow import ModelFlow
 from qlint.analysis.graphs import file_keys
+from qlint.analysis.names.body_reads import BODY_READ
 from qlint.analysis.names.live_trees import parse as live_parse
 from qlint.analysis.names.modules import module_name_for
-from qlint.analysis.names.project import BODY_READ
 from qlint.analysis.names.tree_handover import HANDOVER
 from qlint.source import DecodeError, LineIndex, decode_source
 

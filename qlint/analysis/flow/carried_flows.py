@@ -23,7 +23,8 @@ edit changed (`nested_carry`).
 
 from __future__ import annotations
 
-from qlint.analysis.names.scope import ModuleScope, WatchedClassScope, watch_class, watched_table
+from qlint.analysis.names.scope import ModuleScope, WatchedClassScope
+from qlint.analysis.names.watched_scopes import watch_class, watched_table
 
 
 class _Hook:

@@ -256,7 +256,7 @@ def _kept_reads(ctx, path: str, key: tuple, reads: list) -> tuple | None:
 
 def _scope_nodes(scope) -> dict[int, ast.AST] | None:
     """id -> node of every function, class and method taken so far from the scope (read
-    without telling its watch, `scope.WatchedTable`; of a summarised module's lazy tables,
+    without telling its watch, `watched_scopes.WatchedTable`; of a summarised module's lazy tables,
     `summary._LazyTable`, the values built: the others were never taken). None: a table of
     another kind."""
     out: dict[int, ast.AST] = {}

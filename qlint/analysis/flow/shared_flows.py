@@ -49,7 +49,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.flow.function_flows import FunctionFlow
-from qlint.analysis.names.project import BODY_READ
+from qlint.analysis.names.body_reads import BODY_READ
 from qlint.analysis.names.scope import KEPT_FLOWS
 from qlint.value_classes import value_class
 

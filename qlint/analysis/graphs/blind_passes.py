@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.context import FileContext
-from qlint.analysis.names.resolver import OpRef
+from qlint.analysis.names.op_refs import OpRef
 from qlint.analysis.tree_walk import mentions_name
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)

@@ -30,7 +30,8 @@ from qlint.analysis.graphs.call_statements import SIMPLE, call_statements, state
 from qlint.analysis.graphs.graph_parameter_passes import graph_parameter_pass
 from qlint.analysis.graphs.graph_readers import dotted_name, mentions
 from qlint.analysis.names.functions import Body
-from qlint.analysis.names.resolver import OpRef, Resolver, dotted_parts
+from qlint.analysis.names.op_refs import OpRef
+from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.tree_walk import name_loads
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)

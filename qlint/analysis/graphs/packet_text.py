@@ -36,7 +36,7 @@ _TORCH_OPS = "torch.ops"
 # The same object: torch binds `torch.ops` by importing `ops` from `torch._ops`.
 _TORCH_PRIVATE_OPS = "torch._ops.ops"
 _EDGE = "executorch.exir.dialects._ops.ops.edge"
-# Under torch.ops but not packets (`Resolver.parse_op`).
+# Under torch.ops but not packets (`op_refs.parse_op`).
 _NOT_PACKET_NAMESPACES = frozenset({"higher_order"})
 # What a name can be bound to, as far as packets go.
 PACKET, NAMESPACE, ROOT = "packet", "namespace", "root"

@@ -29,7 +29,8 @@ from collections.abc import Iterator
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.names.functions import Body, bodies
-from qlint.analysis.names.resolver import OpRef, Resolver
+from qlint.analysis.names.op_refs import OpRef
+from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import ModuleScope
 from qlint.analysis.tree_walk import own_statements
 

@@ -17,7 +17,7 @@ import ast
 import re
 
 from qlint.analysis.context import FileContext
-from qlint.analysis.names.resolver import OpRef
+from qlint.analysis.names.op_refs import OpRef
 
 _CMP = (ast.Eq, ast.NotEq, ast.In, ast.NotIn)
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)

@@ -45,7 +45,8 @@ from qlint.analysis.graphs.pattern_replacements import blind_rewrite
 from qlint.analysis.graphs.project_scan import read_module, texts_naming
 from qlint.analysis.graphs.strip_loops import calls_after_strip, strip_helper, strip_loop, torch_strip, upkeep
 from qlint.analysis.names.functions import Body, bodies
-from qlint.analysis.names.resolver import OpRef, Resolver
+from qlint.analysis.names.op_refs import OpRef
+from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.tree_walk import mentions_name
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)

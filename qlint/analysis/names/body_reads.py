@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import weakref
 
-from qlint.analysis.names.scope import ClassScope, ModuleScope, watch_class
+from qlint.analysis.names.scope import ClassScope, ModuleScope
+from qlint.analysis.names.watched_scopes import watch_class
 
 # In `ProjectIndex.reads`, (BODY_READ, node): a function or class of the checked module was
 # taken from the scope other modules' analyses see of it (`watch_bodies`). Not a file: what

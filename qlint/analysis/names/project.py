@@ -10,9 +10,10 @@ records which files each check consulted (with their content hashes) so a cached
 is dropped when a module it depends on changes, and it serves unsaved editor buffers from
 an overlay.
 
-Kept in modules of their own: a module's entry, with its summary (read, or parsed and
-summarised: `module_entries.summarise`), scope and facts as loaded (`module_entries`), and
-which bodies of the checked module an analysis read (`body_reads`).
+Kept in modules of their own: what each check read (`dependency_records`), a module's
+entry, with its summary (read, or parsed and summarised: `module_entries.summarise`), scope
+and facts as loaded (`module_entries`), and which bodies of the checked module an analysis
+read (`body_reads`).
 """
 
 from __future__ import annotations
@@ -26,11 +27,11 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from qlint.analysis.names import content_keys, layout_lookups, shadowed_names
-from qlint.analysis.names.body_reads import BODY_READ, BodyReads, watch_module_bodies
+from qlint.analysis.names.body_reads import BodyReads, watch_module_bodies
+from qlint.analysis.names.dependency_records import DependencyRecords
 from qlint.analysis.names.import_paths import module_bases, module_files, resolved, tried_before
 from qlint.analysis.names.kept_lookups import KeptLookups
 from qlint.analysis.names.module_entries import LoadedSummary, SummaryStore, module_entry
-from qlint.analysis.names.modules import import_root, module_name_for, resolve_relative
 from qlint.analysis.names.scope import ModuleScope
 from qlint.analysis.names.statement_reuse import PreviousTrees
 from qlint.analysis.names.summary import ModuleSummary
@@ -42,28 +43,20 @@ from qlint.diagnostic import Range
 from qlint.short_digests import content_sha256_hex
 from qlint.source import LineIndex, read_source
 
-# Re-exported: callers that only need module names should import them from `modules`.
-__all__ = ["BODY_READ", "ProjectIndex", "import_root", "module_name_for", "resolve_relative"]
+__all__ = ["ProjectIndex"]
 
 
 class ProjectIndex:
     def __init__(self, overlay: dict[str, str] | None = None, track_dependents: bool = True):
         self.overlay = {os.path.abspath(k): v for k, v in (overlay or {}).items()}
-        # Who read which file (`dependents`) serves an editor's rechecks; a command-line run
-        # checks each file once and never asks, and on ExecuTorch its sets held ~36,000 entries
-        # per process (every check that scans the project reads every file).
+        # Who read which file serves an editor's rechecks; a command-line run never asks.
         self.track_dependents = track_dependents
         # path -> ((stat or overlay key, digest), scope, summary and facts): one per content.
         self._scopes: dict[str, tuple[tuple, ModuleScope | None, LoadedSummary]] = {}
-        self._deps: dict[str, dict[str, str]] = {}
-        # path -> the files whose last check read it: who to recheck after it changes.
-        self._users: dict[str, set[str]] = {}
-        self._read_by: dict[str, set[str]] = {}
-        # requester -> the list of reads `record_reads` last added it as a user of: the same
-        # list again (`project_files.project_keys` hands an editor's next check the one it
-        # took, ~3,800 reads on ExecuTorch) finds it a user of all of them still, unless
-        # `dependencies_of` dropped it from some since.
-        self._recorded: dict[str, list[tuple[str, str]]] = {}
+        # What each check read (`dependency_records`); its `add` is bound here once: every
+        # module lookup records through it.
+        self._records = DependencyRecords(track_dependents)
+        self._record_absolute = self._records.add
         # (module, requester) -> (scope, what `_record` was told): a check asks for the same
         # modules hundreds of times, each a few `stat`s. Valid for one check only (files may
         # change between checks), see `begin_check`.
@@ -83,10 +76,6 @@ class ProjectIndex:
         self._kept_tree: tuple[str, str, ast.Module, bytes] | None = None
         # Counts checks: what is valid for one check only is keyed on it (`begin_check`).
         self.checks = 0
-        # While a list: every (path, digest) a lookup reads is appended to it, so that an
-        # analysis kept across checks (`qlint.analysis.flow.shared_flows`) knows what to
-        # compare before it is reused.
-        self.reads: list[tuple[str, str]] | None = None
         # The last checked text and tree of the files an editor checks again and again: the
         # next check of one reuses its unchanged statements (`statement_reuse`). A command-line
         # run checks each file once and keeps none.
@@ -239,7 +228,18 @@ class ProjectIndex:
 
     def dependents(self, path: str) -> set[str]:
         """Files whose last check read `path` (directly), as recorded by `module_scope`."""
-        return set(self._users.get(os.path.abspath(path), ()))
+        return self._records.dependents(path)
+
+    @property
+    def reads(self) -> list[tuple[str, str]] | None:
+        """While a list: every (path, digest) a lookup reads is appended to it, so that an
+        analysis kept across checks (`qlint.analysis.flow.shared_flows`) knows what to
+        compare before it is reused."""
+        return self._records.reads
+
+    @reads.setter
+    def reads(self, reads: list[tuple[str, str]] | None) -> None:
+        self._records.reads = reads
 
     def content_key(self, path: str, normal: bool = False) -> tuple | None:
         """What identifies the module's content now (its buffer, else its stat; None: absent),
@@ -468,71 +468,28 @@ class ProjectIndex:
     def _record(self, requester: str, path: str, digest: str) -> None:
         self._record_absolute(os.path.abspath(requester), path, digest)
 
-    def _record_absolute(self, requester: str, path: str, digest: str) -> None:
-        self._deps.setdefault(requester, {})[path] = digest
-        if self.track_dependents:
-            self._users.setdefault(path, set()).add(requester)
-        if self.reads is not None and not path.startswith(shadowed_names.PREFIX):
-            # A kept fact's or verdict's reads are files (`kept_caller_verdicts._kept_reads`
-            # keeps none with another dependency): the standard names under a lookup's roots
-            # stay out of them, as before they were recorded at all. (A kept answer taken
-            # then does not record them: a module made to shadow one leaves it standing.)
-            self.reads.append((path, digest))
-
     def hand_over_dependencies(self, reader: str, requester: str) -> None:
         """What was recorded for `reader` while the check of `requester` analysed it (the
         module of a caller, searched for its own callers as if it were checked) is a
         dependency of `requester`'s check, not of a later check of `reader`."""
-        reader, requester = os.path.abspath(reader), os.path.abspath(requester)
-        if reader == requester:
-            return
-        for path, digest in self._deps.pop(reader, {}).items():
-            self._record_absolute(requester, path, digest)
+        self._records.hand_over(reader, requester)
 
     def record_read(self, requester: str, path: str, digest: str) -> None:
         """The check of `requester` read `path` (content sha256, "" = absent) by other means
-        than `module_scope` (a scan of the project's files): a dependency like the others. A
-        directory spelled with a trailing separator (`import_paths.tried_before`, through
-        `file_keys.record_trail`) keeps it: `abspath` drops it, and the cache and
-        `lsp.server.recheck_due` then took a directory created there for no change. The
-        entries of roots with standard or installed names (`shadowed_names`) are no path."""
-        if path.startswith(shadowed_names.PREFIX):
-            self._record(requester, path, digest)
-            return
-        absolute = os.path.abspath(path)
-        if path.endswith(os.sep) and absolute != os.sep:
-            absolute += os.sep
-        self._record(requester, absolute, digest)
+        than `module_scope` (a scan of the project's files): a dependency like the others
+        (`DependencyRecords.add_read` says how a directory's and a root's names are spelled)."""
+        self._records.add_read(requester, path, digest)
 
     def record_reads(self, requester: str, reads: list[tuple[str, str]]) -> None:
         """`record_read` for many absolute, normalised paths at once (a scan of the project)."""
-        requester = os.path.abspath(requester)
-        self._deps.setdefault(requester, {}).update(reads)
-        if not self.track_dependents or self._recorded.get(requester) is reads:
-            return
-        self._recorded[requester] = reads
-        users = self._users
-        for path, _ in reads:
-            known = users.get(path)
-            if known is None:
-                users[path] = {requester}
-            else:
-                known.add(requester)
+        self._records.add_many(requester, reads)
 
     def record_flow_reads(self, requester: str, reads) -> None:
         """The modules (path, digest) model flows read for the check of `requester`, through
         other modules' analyses too (`shared_flows.Tracker`): those not recorded for it yet
         (none in a run that keeps no dependencies, `--no-cache`)."""
-        if not self.wants_dependencies:
-            return
-        requester = os.path.abspath(requester)
-        known = self._deps.get(requester, {})
-        for path, digest in reads:
-            if path == BODY_READ:
-                continue  # a body of the checked module read (`caller_modules`), no file
-            if known.get(path) != digest:
-                self._record_absolute(requester, path, digest)
-                known = self._deps[requester]
+        if self.wants_dependencies:
+            self._records.add_flow_reads(requester, reads)
 
     def record_listing(self, requester: str, dependency: str) -> None:
         """The check of `requester` skipped the project's files that lack some needles
@@ -560,20 +517,7 @@ class ProjectIndex:
 
     def dependencies_of(self, requester: str) -> dict[str, str]:
         """What the check of `requester` that just ended read (path -> sha256, "" = absent)."""
-        requester = os.path.abspath(requester)
-        deps = self._deps.pop(requester, {})
-        if not self.track_dependents:
-            return deps
-        before = self._read_by.get(requester)
-        if before is not None and len(before) == len(deps) and before == deps.keys():
-            return deps  # read the same files as last time: its users hold it still
-        dropped = (before or set()) - deps.keys()
-        if dropped:
-            self._recorded.pop(requester, None)  # no longer a user of every read it recorded
-        for path in dropped:
-            self._users.get(path, set()).discard(requester)
-        self._read_by[requester] = set(deps)
-        return deps
+        return self._records.dependencies_of(requester)
 
     def scope_at(self, path: str) -> ModuleScope | None:
         """The scope of the module at `path` as its summary gives it (None: unreadable), as

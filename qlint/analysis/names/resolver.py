@@ -11,6 +11,7 @@ import sys
 from collections.abc import Iterator
 
 from qlint.analysis.names.local_imports import LocalNames
+from qlint.analysis.names.op_refs import EXIR_DIALECTS, OpRef, parse_op
 from qlint.analysis.names.project import ProjectIndex
 from qlint.analysis.names.scope import ModuleScope, unique_value
 from qlint.analysis.names.star_imports import FOREIGN_PACKAGES, defines, exports, star_sources
@@ -18,55 +19,12 @@ from qlint.optable import OpTable
 from qlint.value_classes import value_class
 
 _MAX_DEPTH = 12
-_TORCH_OPS = "torch.ops."
-# `torch.ops` is the object `torch._ops` binds as `ops` (torch's `__init__` imports it from
-# there), so `torch._ops.ops.aten.relu` is the packet `torch.ops.aten.relu`.
-_TORCH_PRIVATE_OPS = "torch._ops.ops."
-_TORCH_ROOTS = (_TORCH_OPS, _TORCH_PRIVATE_OPS)
-_EXIR_DIALECTS = "executorch.exir.dialects"
-_EDGE_OPS = _EXIR_DIALECTS + "._ops.ops.edge."
 # Attributes of an imported module looked into (`pkg.sub.module.factory`).
 _MAX_ATTRIBUTES = 3
 # Imported packages whose attributes `_module_attribute` does not look up: those whose star
 # imports are not followed and the standard library's (`os.path.join`, `logging.getLogger`: on
 # ExecuTorch most of the lookups, a project module shadowing one taken for the library's).
 _NOT_LOOKED_UP = FOREIGN_PACKAGES | sys.stdlib_module_names
-# Namespaces under torch.ops whose members are not OpOverloadPackets.
-_NOT_PACKET_NAMESPACES = frozenset({"higher_order"})
-# Attributes of a packet that are not overloads.
-_PACKET_ATTRS = frozenset(
-    {
-        "overloads",
-        "name",
-        "op",
-        "_op",
-        "_qualified_op_name",
-        "_schemas",
-        "_dir",
-        "__name__",
-        "_has_torchbind_op_overload",
-    }
-)
-
-
-@value_class(frozen=True)
-class OpRef:
-    namespace: str
-    op: str
-    overload: str | None  # None: the OpOverloadPacket itself
-    dialect: str = "aten"  # "aten" for torch.ops, "edge" for exir_ops.edge
-
-    @property
-    def is_packet(self) -> bool:
-        return self.overload is None
-
-    @property
-    def key(self) -> tuple[str, str, str]:
-        return (self.dialect, self.namespace, self.op)
-
-    def spelled(self) -> str:
-        base = f"{self.namespace}.{self.op}"
-        return base if self.overload is None else f"{base}.{self.overload}"
 
 
 def dotted_parts(expr: ast.AST, tail: bool = False) -> list[str] | None:
@@ -150,7 +108,7 @@ class Resolver:
         (`_through_stars`). A name the package defines, imports or assigns itself is its own;
         a submodule (`import pkg.models`, then `pkg.models.mobilenet`) is looked into in turn."""
         top = base.partition(".")[0]
-        if top in _NOT_LOOKED_UP or base.startswith(_EXIR_DIALECTS):
+        if top in _NOT_LOOKED_UP or base.startswith(EXIR_DIALECTS):
             return _join(base, rest)  # star imports not followed, or no package of the project
         module = base
         for i, attr in enumerate(rest[:_MAX_ATTRIBUTES]):
@@ -225,7 +183,7 @@ class Resolver:
     def _through_project(self, full: str, scope: ModuleScope, depth: int) -> str:
         """`pkg.aliases.aten` -> `torch.ops.aten` when pkg/aliases.py binds `aten` so."""
         module, _, name = full.rpartition(".")
-        if not module or full.startswith(("torch.", _EXIR_DIALECTS)) or depth > _MAX_DEPTH:
+        if not module or full.startswith(("torch.", EXIR_DIALECTS)) or depth > _MAX_DEPTH:
             return full
         other = self.project.module_scope(module, scope.path)
         if other is None or other is scope:
@@ -248,31 +206,7 @@ class Resolver:
     # -- op references -----------------------------------------------------------------
     def op_ref(self, expr: ast.AST) -> OpRef | None:
         name = self.qualname(expr)
-        return self.parse_op(name) if name else None
-
-    def parse_op(self, name: str) -> OpRef | None:
-        if name.startswith(_TORCH_ROOTS):  # one test for both spellings: most names are neither
-            root = _TORCH_OPS if name.startswith(_TORCH_OPS) else _TORCH_PRIVATE_OPS
-            parts, dialect = name[len(root) :].split("."), "aten"
-        elif name.startswith(_EDGE_OPS):
-            parts, dialect = name[len(_EDGE_OPS) :].split("."), "edge"
-        else:
-            return None
-        if len(parts) < 2 or len(parts) > 3 or parts[0] in _NOT_PACKET_NAMESPACES:
-            return None
-        ns, op = parts[0], parts[1]
-        if op.startswith("__") or op in _PACKET_ATTRS:
-            return None
-        if len(parts) == 2:
-            return OpRef(ns, op, None, dialect)
-        overload = parts[2]
-        info = self.optable.lookup(ns, op)
-        if info is not None:
-            if overload not in info.overloads:
-                return None
-        elif overload in _PACKET_ATTRS or overload.startswith("_"):
-            return None
-        return OpRef(ns, op, overload, dialect)
+        return parse_op(self.optable, name) if name else None
 
     # -- constants ---------------------------------------------------------------------
     def value_of(self, expr: ast.expr, depth: int = 0) -> Located | None:

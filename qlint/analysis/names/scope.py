@@ -2,6 +2,10 @@
 
 Flow-insensitive on purpose: a name bound to several different values is ambiguous and
 resolves to nothing, which keeps the rules quiet rather than wrong.
+
+The tables of a scope that tell a watcher which bodies were read, and how a class scope is
+made one that does (`WatchedClassScope`), are in `watched_scopes`; which statements bind a
+module's names, in `module_bindings`.
 """
 
 from __future__ import annotations
@@ -9,7 +13,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from qlint.analysis.caught_errors import catches
+from qlint.analysis.names.module_bindings import fallback_definitions, top_level_bindings
 from qlint.analysis.names.modules import resolve_relative
 from qlint.analysis.node_memo import kept_on_node
 from qlint.analysis.tree_walk import CHILD_FIELDS as _CHILD_FIELDS
@@ -61,77 +65,12 @@ class WatchedClassScope(ClassScope):
         return self.__dict__["_node"]
 
 
-class WatchedTable(dict):
-    """A scope's functions, classes or methods: taking a function out is a read of its body.
-    Taking a class out reads no body by itself (its node and methods are watched in turn; its
-    bases and class-level assignments are the module's outline, which an edit of one body does
-    not change), nor does asking whether a name is there (`in`). Reading them all (`items`,
-    iterating) is a read of bodies that cannot be named."""
-
-    __slots__ = ("hook",)
-
-    def __getitem__(self, key):
-        value = dict.__getitem__(self, key)
-        if not isinstance(value, ClassScope):
-            self.hook.read(value)
-        return value
-
-    def get(self, key, default=None):
-        if dict.__contains__(self, key):
-            return self[key]
-        return default
-
-    def values(self):
-        self.hook.read()
-        return dict.values(self)
-
-    def items(self):
-        self.hook.read()
-        return dict.items(self)
-
-    def keys(self):
-        self.hook.read()
-        return dict.keys(self)
-
-    def __iter__(self):
-        self.hook.read()
-        return dict.__iter__(self)
-
-    def copy(self):
-        self.hook.read()
-        return dict.copy(self)
-
-    def pop(self, *args):
-        self.hook.read()
-        return dict.pop(self, *args)
-
-
-def watched_table(values: dict, hook) -> WatchedTable:
-    """`values` as a `WatchedTable` telling `hook` (an object with `read(body=None)`)."""
-    out = WatchedTable(values)
-    out.hook = hook
-    return out
-
-
-def watch_class(cls: ClassScope, hook) -> ClassScope:
-    """`cls` as a `WatchedClassScope` telling `hook` of its node and methods taken (in place)."""
-    if type(cls) is ClassScope:
-        node = cls.__dict__.pop("node")
-        cls.__class__ = WatchedClassScope
-        cls.__dict__["_node"] = node
-        cls.__dict__["_hook"] = hook
-        cls.methods = watched_table(cls.methods, hook)
-    return cls
-
-
 # Where analyses keep on a module's scope what they worked out from its content, for every
 # later check that meets the same scope (`flow.shared_flows`). A kept flow refers back to the
 # scope (its resolver), so the scope and everything the flows hold (statements, values) make
 # a cycle that only the cyclic collector frees: `let_go` breaks it when the project index
 # drops the scope.
 KEPT_FLOWS = "_qlint_shared_flows"
-_IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError"})
-_FUNCTION_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
 @value_class
@@ -152,12 +91,12 @@ class ModuleScope:
     @classmethod
     def build(cls, tree: ast.Module, module: str | None, path: str) -> ModuleScope:
         scope = cls(module, path)
-        for stmt, sure in _top_level_bindings(tree.body):
+        for stmt, sure in top_level_bindings(tree.body):
             scope._bind(stmt, sure)
         if scope.imports.keys() & scope.functions.keys():  # both kept only when bound in branches
             for stmt in tree.body:
                 if isinstance(stmt, ast.Try):
-                    scope.import_fallbacks |= _fallback_defs(stmt)
+                    scope.import_fallbacks |= fallback_definitions(stmt)
         return scope
 
     def _bind(self, stmt: ast.stmt, sure: bool = False) -> None:
@@ -213,17 +152,6 @@ class ModuleScope:
         self.__dict__.pop(KEPT_FLOWS, None)
 
 
-def _fallback_defs(stmt: ast.Try) -> set[str]:
-    """Names a handler of `stmt` that catches a failed import (`ImportError`,
-    `ModuleNotFoundError`) defines a function for, after the `try` body imported them."""
-    imported = {a.asname or a.name for s in stmt.body if isinstance(s, ast.ImportFrom) for a in s.names}
-    found = set()
-    for handler in stmt.handlers if imported else ():
-        if catches(handler, _IMPORT_ERRORS) and handler.type is not None:
-            found |= {s.name for s in handler.body if isinstance(s, _FUNCTION_DEFS) and s.name in imported}
-    return found
-
-
 def _unique(values: list[ast.expr] | None) -> ast.expr | None:
     if not values:
         return None
@@ -244,66 +172,6 @@ def same_tree(a: object, b: object) -> bool:
     if isinstance(a, (float, complex)):
         return repr(a) == repr(b)  # as printed: -0.0 is not 0.0, nan is nan
     return a == b
-
-
-def binding_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
-    """Statements that bind module names, looking into module-level if/try blocks."""
-    for stmt, _ in _top_level_bindings(body):
-        yield stmt
-
-
-def _top_level_bindings(body: list[ast.stmt], sure: bool = True) -> Iterator[tuple[ast.stmt, bool]]:
-    """`binding_statements`'s statements, each with whether it runs whenever the module does: not
-    in an `if` or `try` branch (a `with` body and a `try`'s `finally` run, as far as names
-    go; a `try` body may stop at any statement, an `else` after it may not run). A handler's
-    restatement of the body's sibling import without the dot is left out (`_restates_sibling`)."""
-    for stmt in body:
-        if isinstance(stmt, ast.If):
-            yield from _top_level_bindings(stmt.body, False)
-            yield from _top_level_bindings(stmt.orelse, False)
-        elif isinstance(stmt, ast.Try | getattr(ast, "TryStar", ast.Try)):
-            yield from _top_level_bindings(stmt.body, False)
-            twins = _sibling_relative_names(stmt.body)
-            for handler in stmt.handlers:
-                for inner, inner_sure in _top_level_bindings(handler.body, False):
-                    if not (twins and _restates_sibling(inner, twins)):
-                        yield inner, inner_sure
-            yield from _top_level_bindings(stmt.orelse, False)
-            yield from _top_level_bindings(stmt.finalbody, sure)
-        elif isinstance(stmt, ast.With):
-            yield from _top_level_bindings(stmt.body, sure)
-        else:
-            yield stmt, sure
-
-
-def _sibling_relative_names(body: list[ast.stmt]) -> set[tuple[str, str, str | None]]:
-    """(module, name, alias) a `try` body imports from a sibling module: `from .m import a as b`
-    gives ("m", "a", "b"), `from . import m` gives ("m", "", None)."""
-    found: set[tuple[str, str, str | None]] = set()
-    for stmt in body:
-        if isinstance(stmt, ast.ImportFrom) and stmt.level == 1:
-            for alias in stmt.names:
-                if stmt.module:
-                    found.add((stmt.module, alias.name, alias.asname))
-                elif alias.asname is None:
-                    found.add((alias.name, "", None))
-    return found
-
-
-def _restates_sibling(stmt: ast.stmt, twins: set[tuple[str, str, str | None]]) -> bool:
-    """`stmt`, in a handler of the `try` whose body imported `twins`, binds only names of that
-    body from the same sibling module spelt without the dot: `try: from .core import build /
-    except ImportError: from core import build`, the idiom of a package module also run as a
-    script (`python pkg/train.py`). Run so, the relative import fails and the plain one finds
-    `core` in the script's directory, the first entry of `sys.path`: the same file the relative
-    import names. The handler's binding adds nothing then, and taken last it would replace the
-    body's, which resolves, by a name the package layout cannot (`from core` is no module of
-    the project from inside a package)."""
-    if isinstance(stmt, ast.ImportFrom):
-        return stmt.level == 0 and all((stmt.module, a.name, a.asname) in twins for a in stmt.names)
-    if isinstance(stmt, ast.Import):
-        return all("." not in a.name and a.asname is None and (a.name, "", None) in twins for a in stmt.names)
-    return False
 
 
 def assignments(stmt: ast.AST) -> Iterator[tuple[str, ast.expr]]:

@@ -29,8 +29,9 @@ from typing import Any
 
 from qlint.analysis.names.live_trees import LIVE
 from qlint.analysis.names.live_trees import parse as live_parse
+from qlint.analysis.names.module_bindings import binding_statements
 from qlint.analysis.names.recent_trees import RECENT
-from qlint.analysis.names.scope import ClassScope, ModuleScope, assignments, binding_statements
+from qlint.analysis.names.scope import ClassScope, ModuleScope, assignments
 from qlint.analysis.tree_walk import first_row
 from qlint.lazy_patterns import lazy
 from qlint.value_classes import field, value_class
