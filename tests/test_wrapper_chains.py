@@ -56,18 +56,11 @@ DEEP = {
 }
 
 
-def _in_a_run_only(tmp_path, imports, body, **modules):
-    """Followed in a run over the package (the wrapper-name index), not in a check of the
-    file alone (one link: `wrapper_chains.CHAIN_LINKS`)."""
-    pkg = _package(tmp_path, imports, body, **modules)
-    assert _alone(pkg) == []
-    return _in_a_run(tmp_path, pkg)
-
-
 @pytest.mark.parametrize("modules", DEEP.values(), ids=DEEP.keys())
 def test_chains_through_several_modules_that_insert_nothing(tmp_path, modules):
-    # Up to `wrapper_chains.CHAIN_LINKS` (three) such modules where the run has the index.
-    found = _in_a_run_only(tmp_path, "from pkg import b", f"b.add_op(gm.graph, {RELU})", **modules)
+    # Up to `wrapper_chains.CHAIN_LINKS` (three) such modules, in a check of the file alone as
+    # in a run over the package (the wrapper-name index): the depth is the root's, not the index's.
+    found = _both(tmp_path, "from pkg import b", f"b.add_op(gm.graph, {RELU})", **modules)
     assert [(c, row) for c, row, _ in found] == [("QL102", 8)]
     assert _both(_sub(tmp_path, "d"), "from pkg import b", f"b.add_op(gm.graph, {RELU}.default)", **modules) == []
 
@@ -77,7 +70,7 @@ def test_a_chain_through_four_modules_that_insert_nothing_is_not_followed(tmp_pa
     modules = {"b": B, "mid": MID_TO_MID2, "mid2": MID2_TO_MID3, "mid3": MID3}
     assert _both(tmp_path, "from pkg import b", f"b.add_op(gm.graph, {RELU})", **modules) == []
     # The same chain entered one module further down is followed.
-    found = _in_a_run_only(_sub(tmp_path, "m"), "from pkg import mid", f"mid.put(gm.graph, {RELU})", **modules)
+    found = _both(_sub(tmp_path, "m"), "from pkg import mid", f"mid.put(gm.graph, {RELU})", **modules)
     assert [(c, row) for c, row, _ in found] == [("QL102", 8)]
 
 
