@@ -385,3 +385,13 @@ def test_a_chain_link_is_parsed_once_for_its_summary_and_its_chain_fact(tmp_path
     parsed = _parsed(monkeypatch)
     assert _alone(pkg)  # reported through the chain
     assert parsed.count("mid.py") == 1
+
+
+def test_a_chain_in_a_directory_the_listing_skips_is_followed_one_module_deep(tmp_path):
+    # No index can cover a file under `build/` (`index_roots`): alone and in a run alike, the
+    # chain is followed through one module that inserts nothing (`mid`), not two (`b`, `mid`).
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    build = _sub(tmp_path, "build")
+    assert _both(build, "from pkg import b", f"b.add_op(gm.graph, {RELU})", **DEEP["two-deep"]) == []
+    found = _both(_sub(build, "m"), "from pkg import mid", f"mid.put(gm.graph, {RELU})", **DEEP["two-deep"])
+    assert [(c, row) for c, row, _ in found] == [("QL102", 8)]
