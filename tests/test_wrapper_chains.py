@@ -56,18 +56,11 @@ DEEP = {
 }
 
 
-def _in_a_run_only(tmp_path, imports, body, **modules):
-    """Followed in a run over the package (the wrapper-name index), not in a check of the
-    file alone (one link: `wrapper_chains.CHAIN_LINKS`)."""
-    pkg = _package(tmp_path, imports, body, **modules)
-    assert _alone(pkg) == []
-    return _in_a_run(tmp_path, pkg)
-
-
 @pytest.mark.parametrize("modules", DEEP.values(), ids=DEEP.keys())
 def test_chains_through_several_modules_that_insert_nothing(tmp_path, modules):
-    # Up to `wrapper_chains.CHAIN_LINKS` (three) such modules where the run has the index.
-    found = _in_a_run_only(tmp_path, "from pkg import b", f"b.add_op(gm.graph, {RELU})", **modules)
+    # Up to `wrapper_chains.CHAIN_LINKS` (three) such modules, in a check of the file alone as
+    # in a run over the package (the wrapper-name index): the depth is the root's, not the index's.
+    found = _both(tmp_path, "from pkg import b", f"b.add_op(gm.graph, {RELU})", **modules)
     assert [(c, row) for c, row, _ in found] == [("QL102", 8)]
     assert _both(_sub(tmp_path, "d"), "from pkg import b", f"b.add_op(gm.graph, {RELU}.default)", **modules) == []
 
@@ -77,7 +70,7 @@ def test_a_chain_through_four_modules_that_insert_nothing_is_not_followed(tmp_pa
     modules = {"b": B, "mid": MID_TO_MID2, "mid2": MID2_TO_MID3, "mid3": MID3}
     assert _both(tmp_path, "from pkg import b", f"b.add_op(gm.graph, {RELU})", **modules) == []
     # The same chain entered one module further down is followed.
-    found = _in_a_run_only(_sub(tmp_path, "m"), "from pkg import mid", f"mid.put(gm.graph, {RELU})", **modules)
+    found = _both(_sub(tmp_path, "m"), "from pkg import mid", f"mid.put(gm.graph, {RELU})", **modules)
     assert [(c, row) for c, row, _ in found] == [("QL102", 8)]
 
 
@@ -392,3 +385,13 @@ def test_a_chain_link_is_parsed_once_for_its_summary_and_its_chain_fact(tmp_path
     parsed = _parsed(monkeypatch)
     assert _alone(pkg)  # reported through the chain
     assert parsed.count("mid.py") == 1
+
+
+def test_a_chain_in_a_directory_the_listing_skips_is_followed_one_module_deep(tmp_path):
+    # No index can cover a file under `build/` (`index_roots`): alone and in a run alike, the
+    # chain is followed through one module that inserts nothing (`mid`), not two (`b`, `mid`).
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    build = _sub(tmp_path, "build")
+    assert _both(build, "from pkg import b", f"b.add_op(gm.graph, {RELU})", **DEEP["two-deep"]) == []
+    found = _both(_sub(build, "m"), "from pkg import mid", f"mid.put(gm.graph, {RELU})", **DEEP["two-deep"])
+    assert [(c, row) for c, row, _ in found] == [("QL102", 8)]

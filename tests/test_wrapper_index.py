@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from qlint.analysis import forked_call
-from qlint.analysis.graphs import wrapper_index, wrapper_reads
+from qlint.analysis.graphs import index_roots, wrapper_index, wrapper_reads
 from qlint.analysis.graphs.wrapper_candidates import ModuleText, candidates
 from qlint.analysis.names.project import ProjectIndex
 from qlint.engine import check_source
@@ -402,5 +402,5 @@ def test_a_relative_path_is_rooted_from_the_working_directory_it_is_asked_in(tmp
     roots = []
     for name in ("a", "b", "a"):
         monkeypatch.chdir(tmp_path / name)
-        roots.append(wrapper_index._root_for(os.path.join("pkg", "m.py")))
+        roots.append(index_roots.root_for(os.path.join("pkg", "m.py")))
     assert roots == [str(tmp_path / "a"), str(tmp_path / "b"), str(tmp_path / "a")]

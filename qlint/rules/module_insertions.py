@@ -40,7 +40,7 @@ def inserted_ops(ctx: FileContext) -> list[tuple[OpRef, ast.expr]]:
     found: list[tuple[OpRef, ast.expr]] = []
     # A project's own `insert(graph, op, args)` that hands `op` to `graph.call_function`
     # inserts what its callers pass.
-    wrappers = wrapper_search(ctx.project, ctx.optable, ctx.scope.path)
+    wrappers = wrapper_search(ctx.project, ctx.optable, ctx.scope.path, deep=True)
     names = wrappers.find_helpers(
         ctx.scope,
         _rows_for(ctx),

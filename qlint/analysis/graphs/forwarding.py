@@ -41,7 +41,8 @@ from qlint.analysis.graphs.helper_lookup import (
     module_function,
 )
 from qlint.analysis.graphs.imported_helpers import helper_names, imports_helper
-from qlint.analysis.graphs.wrapper_chains import forwards_on
+from qlint.analysis.graphs.index_roots import root_for
+from qlint.analysis.graphs.wrapper_chains import CHAIN_LINKS, forwards_on
 from qlint.analysis.names.import_paths import lookup_root, tried_apart
 from qlint.analysis.names.modules import import_root
 from qlint.analysis.names.project import ProjectIndex
@@ -73,6 +74,7 @@ class Forwarding:
         fact_key: str,
         holds_sink: Callable[[str], bool] | None = None,
         instances: bool = False,
+        deep: bool = False,
     ):
         self._direct = direct
         self._resolver_for = resolver_for
@@ -109,6 +111,12 @@ class Forwarding:
         # this fact, computed only for such modules (not registered for every summary).
         self.chain_fact = ForwardingFact(fact_key, direct, needles, _calls, gated=False)
         self._index = None  # the project's wrapper-name index, where the check has one
+        # Whether chains run `CHAIN_LINKS` deep without the index too: a search a tree run
+        # makes with the index (`deep`), in a module of a root the index covers. The index
+        # only spares the lookups of names it rules out; how deep chains run is the root's, so
+        # a check of one file, of a few, or of an editor's buffer (no index) answers as the
+        # tree run does.
+        self._deep = deep and root_for(own_path) is not None
         # Per check: (module, links left) -> whether a chain from it reaches a module naming a
         # sink, with the modules read for that answer; each module's own links; and (module,
         # name, links left) -> whether that name of a link module hands a parameter on (`_passes_on`).
@@ -119,10 +127,15 @@ class Forwarding:
         self._inherited: dict[tuple, tuple] = {}  # `imported_helpers._inherited_helpers`
 
     @property
-    def _kind(self) -> tuple[str, bool]:
-        """What a fact shared across checks was worked out for: the sink kind, and whether
-        without the wrapper-name index (which lets chains run longer: `CHAIN_LINKS`)."""
-        return self.fact.key, self._index is None
+    def chain_links(self) -> int:
+        """The modules past the first a wrapper chain may pass through (`wrapper_chains`)."""
+        return CHAIN_LINKS - 1 if self._deep or self._index is not None else 0
+
+    @property
+    def _kind(self) -> tuple[str, bool, int]:
+        """What a fact shared across checks was worked out for: the sink kind, whether
+        without the wrapper-name index (whose reads make its trail), and how deep chains run."""
+        return self.fact.key, self._index is None, self.chain_links
 
     def module_scope(self, resolver: Resolver | None, module: str, requester: str) -> RemoteModule | None:
         """Another module of the project as its summary describes it, if it can hold a helper

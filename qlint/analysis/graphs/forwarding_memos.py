@@ -29,8 +29,8 @@ def _run_group(key) -> object:
     """The group a run over many files writes an answer in (`kept_answers.RUN`): the module
     or dotted name it is about; None for an answer worked out with the project's wrapper-name
     index, which a check of one file (without one) never asks. Keys: (name, root, (sink kind,
-    without an index)), (module file, name, kind), ("base" or "chain", name or module, ...,
-    without an index), (module file, sink kind, without an index), (module, name, links left,
+    without an index, chain links)), (module file, name, kind), ("base" or "chain", name or
+    module, ..., kind), (module file, sink kind, without an index), (module, name, links left,
     sink kind, without an index)."""
     try:
         last = key[-1]

@@ -45,8 +45,10 @@ def may_insert_packet(text: str) -> bool:
     return (writes_insertion(text) and spells_packet(text)) or (rewrites_spelled(text) and "ops" in text)
 
 
-def wrapper_search(project, optable, path: str) -> Forwarding:
-    """The helper search for insertion wrappers, in the check of the module at `path`."""
+def wrapper_search(project, optable, path: str, deep: bool = False) -> Forwarding:
+    """The helper search for insertion wrappers, in the check of the module at `path`.
+    `deep`: the search QL102's check and import trigger make, which a tree run answers with
+    the wrapper-name index, chains `CHAIN_LINKS` deep (`Forwarding.chain_links`)."""
     from qlint.analysis.graphs.forwarding import Forwarding
     from qlint.analysis.names.resolver import Resolver
 
@@ -58,6 +60,7 @@ def wrapper_search(project, optable, path: str) -> Forwarding:
         FACT,
         calls_inserting,
         instances=True,
+        deep=deep,
     )
 
 

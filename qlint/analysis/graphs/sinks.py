@@ -134,7 +134,9 @@ def direct_sink_args(node: ast.Call, sinks) -> Iterator[ast.expr]:
 
 
 def sink_search(project, optable, path: str, sinks, needles: tuple[str, ...], key: str) -> Forwarding:
-    """The helper search for functions that forward a parameter to one of `sinks`."""
+    """The helper search for functions that forward a parameter to one of `sinks`: for the
+    default ones, which a tree run answers with the wrapper-name index (`sink_index_for`),
+    chains run as deep as there (`Forwarding.chain_links`)."""
     from qlint.analysis.graphs.forwarding import Forwarding
     from qlint.analysis.names.resolver import Resolver
 
@@ -144,6 +146,7 @@ def sink_search(project, optable, path: str, sinks, needles: tuple[str, ...], ke
         needles,
         path,
         key,
+        deep=sinks == _DEFAULTS,
     )
 
 

@@ -16,12 +16,18 @@ from qlint.analysis.names.modules import module_name_for
 from qlint.analysis.names.text_imports import text_imports
 
 # Modules that insert nothing a wrapper chain passes through, at most (c -> b -> mid -> a:
-# two), where the run has the project's wrapper-name index (`wrapper_index`: a batch run
-# over a repository), which holds every name such a chain can pass through; without it
-# (installed packages, one file, the editor) one. Past the first, a link counts only for a
-# name its module hands a parameter on with (`_passes_on`, from texts). Without the index
-# even that walk reads most of the installed torchao (QL1 CPU 1.8 -> 2.9 s with two links,
-# 4.1-5.1 s with three); one link asks only whether the next module names a sink.
+# two), in a module of a root the project's wrapper-name index covers (`index_roots`: a
+# repository), whether or not the run made the index (`Forwarding.chain_links`): a check of
+# one file, of a few, or of an editor's buffer answers as the tree run does (pre-commit and
+# a second cached run lost, at stop 63, what the first had reported). The index, where the
+# run has it, holds every name such a chain can pass through and spares the lookups of the
+# others; without it the walk looks each one up, which the first edited check of a file
+# after a tree run pays (stop 64: ExecuTorch's export_llama_lib.py 0.38 s of CPU against
+# 0.28 s; the medians and p90s of 20-file samples of ao and ExecuTorch within the noise).
+# Past the first, a link counts only for a name its module hands a parameter on with
+# (`_passes_on`, from texts). Inside installed packages, which no index covers, one: there
+# the walk read most of the installed torchao (QL1 CPU 1.8 -> 2.9 s with two links, 4.1-5.1
+# s with three); one link asks only whether the next module names a sink.
 CHAIN_LINKS = 3
 
 
@@ -35,14 +41,14 @@ def forwards_on(fw, project, path: str) -> bool:
     imports it. Classes it subclasses are not asked about: a class of a module that
     names no sink holds no helper method of its own unless it calls one (in ExecuTorch
     nearly every pass would otherwise be read through `ExportPass`)."""
-    key = ("chain", path, fw.fact.key, fw._index is None)
+    key = ("chain", path, fw._kind)
     known = fw._shared(IMPORTED, key)
     if known is not None:
         fw._replay(known[1])
         return bool(known[0])
     fw._trails.append([])
     try:
-        found = _reaches(fw, project, path, CHAIN_LINKS - 1 if fw._index is not None else 0)
+        found = _reaches(fw, project, path, fw.chain_links)
     finally:
         trail = tuple(dict.fromkeys(fw._trails.pop()))
     if fw._trails:

@@ -23,8 +23,12 @@ the same record under the same dependency.
 
 Only in batch runs (`enable`, by the runner): the project is taken to hold still during the
 run. The language server and one-file runs keep the exact search, whose dependencies are the
-modules it read. A file answered from the set depends on it (`wrapper_record.dependency`,
-with the set's digest), which the results cache checks without the analysis.
+modules it read. The index decides no answer, only which lookups are spared: the search
+follows wrapper chains as deep without it, in a root it would cover (`index_roots`,
+`Forwarding.chain_links`), so those runs answer as a run with the index does; a root it
+cannot vouch for (a link out of it, past `_MAX_FILES`) is read as deep, every name looked up.
+A file answered from the set depends on it (`wrapper_record.dependency`, with the set's
+digest), which the results cache checks without the analysis.
 """
 
 from __future__ import annotations
@@ -35,12 +39,10 @@ import time
 from collections.abc import Callable
 
 from qlint.analysis import wrapper_record
+from qlint.analysis.graphs.index_roots import root_for as _root_for
 from qlint.analysis.graphs.insertions import wrapper_search, writes_insertion
 from qlint.analysis.graphs.packet_imports import answered, may_hold_packet
 from qlint.analysis.names.content_keys import content_key
-from qlint.analysis.names.import_paths import install_dir
-from qlint.analysis.names.modules import import_root
-from qlint.analysis.names.package_map import project_root
 from qlint.analysis.project_files import Listing, disk_files, links_out
 from qlint.analysis.skipped_dirs import SKIP_DIRS
 from qlint.value_classes import value_class
@@ -107,7 +109,6 @@ _DEPENDENCIES: dict[str, str] = {}
 _ENABLED = False
 _STORE = None  # a `qlint.wrapper_store.WrapperStore` (any object with `load(root)`, `save(record)`)
 _INDEXES: dict[str, WrapperIndex | None] = {}
-_ROOTS: dict[str, str | None] = {}
 # directory -> its listing, as the run's file discovery made it (`project_files.listing_of`):
 # the index's listing reads those instead of listing the directories again.
 _LISTED: dict[str, Listing] = {}
@@ -237,7 +238,7 @@ def _wrapper_imports(text: str, path: str, project, index: WrapperIndex | None) 
 
 def _wrapper_found(text: str, path: str, project, index: WrapperIndex | None, imports) -> bool:
     """The wrapper search through `imports` (what `_wrapper_imports` kept of the file's)."""
-    return wrapper_search(project, None, path).imports_helper(project, path, text, index, imports)
+    return wrapper_search(project, None, path, deep=True).imports_helper(project, path, text, index, imports)
 
 
 def inserts_through_imports(text: str, path: str, project) -> bool:
@@ -300,48 +301,6 @@ def _stat(path: str) -> tuple[int, int] | None:
     """(size, mtime_ns), the order `wrapper_record` keeps (a content key is the reverse)."""
     key = content_key({}, path, True)
     return None if key is None else (key[1], key[0])
-
-
-def _root_for(path: str) -> str | None:
-    # Asked twice per file (QL101's and QL102's import triggers): by the path as given first,
-    # which names the same file while the working directory stays (`_ROOT_CWD`).
-    global _ROOT_CWD
-    if not os.path.isabs(path):
-        cwd = os.getcwd()
-        if cwd != _ROOT_CWD:
-            _ROOT_CWD = cwd
-            _PATH_ROOTS.clear()
-    known = _PATH_ROOTS.get(path, "")
-    if known != "":
-        return known
-    if len(_PATH_ROOTS) > 100_000:
-        _PATH_ROOTS.clear()
-    root = _PATH_ROOTS[path] = _directory_root(path)
-    return root
-
-
-_PATH_ROOTS: dict[str, str | None] = {}
-_ROOT_CWD: str | None = None
-
-
-def _directory_root(path: str) -> str | None:
-    directory = os.path.dirname(os.path.abspath(path))
-    known = _ROOTS.get(directory, "")
-    if known != "":
-        return known
-    first = import_root(path)
-    root: str | None = first
-    if install_dir(first) is not None:
-        root = None  # an installed package: its import root is all of site-packages
-    else:
-        repo = project_root(directory)
-        if repo is not None and os.path.commonpath([repo, first]) == repo:
-            root = repo
-        inside = os.path.relpath(directory, root)
-        if any(part in SKIP_DIRS or part.startswith(".") for part in inside.split(os.sep) if part != "."):
-            root = None  # its neighbours are not listed
-    _ROOTS[directory] = root
-    return root
 
 
 @functools.lru_cache(maxsize=8192)  # asked of every import of every file the trigger reads
