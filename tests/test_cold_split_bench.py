@@ -95,6 +95,8 @@ def test_other_modules_parses_are_charged_to_the_reader_that_asked(tmp_path, cap
     # consts.py, summarised for QL101's question about DQ: a whole module, asked by rule code
     # (the project index and the resolver it went through are not readers).
     assert re.search(r"modules \(1 parses; again 0,", listed[1]), out
+    # Nothing after QL101's question reads consts.py: a cut of that reader would save its parse.
+    assert re.search(r"; no later reader 1, [\d.]+ s\)", listed[1]), out
     readers = [line.split("%  ")[1] for line in listed if line.startswith("  ")]
     assert readers and not any(r.startswith("analysis.names.") for r in readers), out
 
@@ -112,6 +114,48 @@ def test_a_text_parsed_again_is_told_apart_from_its_first_parse():
     assert (askers.again_calls[site], askers.again_seconds[site]) == (1, 2.0)
     checked = ("checked", "engine.parse_module")
     assert (askers.calls[checked], askers.again_calls[checked], askers.again_seconds[checked]) == (1, 1, 16.0)
+
+
+def test_a_parse_no_later_reader_was_served_is_what_its_reader_alone_costs():
+    split = _split()
+    askers = split.Askers()
+    first, second = ("module", "flow.first"), ("module", "flow.second")
+    askers.add("a = 1\n", "a.py", 1.0, site=first)
+    askers.needed("a.py", "flow.second")  # served the first reader's parse: a cut of it saves nothing
+    askers.add("b = 1\n", "b.py", 2.0, site=first)
+    askers.needed("b.py", "flow.first")  # served to the reader that parsed it: still its own
+    askers.needed("c.py", "flow.second")  # served before the parse: no later reader
+    askers.add("c = 1\n", "c.py", 4.0, site=first)
+    askers.add("d = 1\n", "d.py", 8.0, site=first)
+    askers.add("d = 1\n", "d.py", 16.0, site=second)  # parsed again: it used neither the first parse
+    askers.add("x = 1\n", "<unknown>", 32.0, site=first)  # no file: nothing to serve
+    askers.add("s = 1\n", "s.py", 64.0, site=("statement", "flow.first"))
+    assert askers.alone(first) == (3, 14.0)
+    assert askers.alone(second) == (1, 16.0)
+    assert askers.alone(("statement", "flow.first")) == (0, 0)
+    module_row = askers.rows(5, 100.0)[0]
+    assert module_row.endswith("modules (6 parses; again 1, 16.00 s; no later reader 4, 30.00 s)"), module_row
+
+
+def test_a_module_served_without_a_parse_is_told_and_the_hooks_put_back(tmp_path):
+    from qlint import engine
+    from qlint.analysis.names import live_trees, module_entries, project
+
+    split = _split()
+    path = str(tmp_path / "m.py")
+    Path(path).write_text("def f(x):\n    return x\n")
+    hooks = (module_entries.module_entry, project.module_entry, live_trees.LiveTrees.tree, engine._handed_tree)
+    askers = split.Askers()
+    index = project.ProjectIndex()
+    reader = ("module", "flow.reader")
+    with split._served(askers):
+        assert module_entries.module_entry(index, path) is not None  # the real parse: not seen here
+        askers.add(Path(path).read_text(), path, 1.0, site=reader)
+        assert live_trees.LIVE.tree(path, "other text") is None  # nothing served: no claim
+        assert askers.alone(reader) == (1, 1.0)
+        assert module_entries.module_entry(index, path) is not None  # the entry kept: served
+        assert askers.alone(reader) == (0, 0)
+    assert (module_entries.module_entry, project.module_entry, live_trees.LiveTrees.tree, engine._handed_tree) == hooks
 
 
 def test_each_rules_check_of_a_file_is_listed_whole(tmp_path, capsys):

@@ -101,3 +101,81 @@ def test_outside_a_call_every_asking_computes():
         assert judged_bodies.judged(("j",), flows, compute, False) is False  # other key
     assert judged_bodies.judged(("k",), flows, compute, False) is False  # the scope's entries went
     assert computed == [True, False, True, False, False, False]
+
+
+# A loop's body is walked twice (`Interpreter.loop`), and each pass records its call of the
+# helper: found twice, with the same modes when the first pass changed nothing.
+BN_NET = NET.replace("nn.Conv2d(3, 3, 3)", "nn.BatchNorm2d(3)")
+LOOPED = (
+    IMPORT
+    + BN_NET
+    + """
+def main(quantizer, x):
+    model = Net().eval()
+    for _ in range(3):
+        quantize_module(model, quantizer, x)
+"""
+)
+# The first pass leaves the model in train mode: the second pass passes it so.
+TRAINED_IN_LOOP = LOOPED.replace(
+    "        quantize_module(model, quantizer, x)\n",
+    "        quantize_module(model, quantizer, x)\n        model.train()\n",
+)
+
+
+def _judged_calls(monkeypatch) -> list:
+    judged = []
+    real = caller_verdicts._passes_harmless
+
+    def judging(ctx, found, *rest):
+        judged.append(found)
+        return real(ctx, found, *rest)
+
+    monkeypatch.setattr(caller_verdicts, "_passes_harmless", judging)
+    return judged
+
+
+def test_a_call_found_again_as_before_is_judged_once(tmp_path, monkeypatch):
+    found = []
+    real = caller_verdicts.each_project_call
+
+    def finding(*args):
+        for call in real(*args):
+            found.append(call)
+            yield call
+
+    monkeypatch.setattr(caller_verdicts, "each_project_call", finding)
+    judged = _judged_calls(monkeypatch)
+    assert _check(_repo(tmp_path, a=LOOPED)).diagnostics == []
+    # Found once per pass of the loop, judged the first time only.
+    assert len(found) == 2 and found[0].call is found[1].call and found[0].facts == found[1].facts
+    assert judged == [found[0]]
+
+
+def test_a_call_found_again_in_another_mode_is_judged_again(tmp_path, monkeypatch):
+    judged = _judged_calls(monkeypatch)
+    (d,) = _check(_repo(tmp_path, a=TRAINED_IN_LOOP)).diagnostics
+    assert "as parameter `module`" in d.message
+    # The second pass passes the model trained by the first: judged, and it keeps the finding.
+    assert len(judged) == 2 and judged[0].call is judged[1].call and judged[0].facts != judged[1].facts
+
+
+def test_a_call_found_again_with_other_bodies_analysed_is_judged_again(tmp_path, monkeypatch):
+    from qlint.analysis.flow.project_callers import ProjectCall
+    from qlint.rules.judged_bodies import judged_before
+
+    call, body, module = object(), object(), object()
+    first = ProjectCall(call, frozenset({"eval"}), "a.py", (body,), body, None, module)
+    judged = {(id(call), id(body)): [first]}
+    same = ProjectCall(call, frozenset({"eval"}), "a.py", (body,), body, None, module)
+    assert judged_before(judged, same)
+    other = object()
+    for changed in (
+        ProjectCall(call, frozenset({"eval"}), "a.py", (body, other), body, None, module),  # more bodies
+        ProjectCall(call, frozenset({"eval"}), "a.py", (other,), body, None, module),  # other bodies
+        ProjectCall(call, frozenset({"train"}), "a.py", (body,), body, None, module),  # other modes
+        ProjectCall(call, frozenset({"eval"}), "a.py", (body,), body, None, object()),  # another analysis
+        ProjectCall(call, frozenset({"eval"}), "a.py", (body,), body, "site", module),  # other arguments
+        ProjectCall(object(), frozenset({"eval"}), "a.py", (body,), body, None, module),  # another call
+    ):
+        assert not judged_before(judged, changed)

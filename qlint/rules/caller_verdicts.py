@@ -59,7 +59,7 @@ from qlint.rules.harmless_models import (
     harmless_part,
     innermost,
 )
-from qlint.rules.judged_bodies import one_call
+from qlint.rules.judged_bodies import judged_before, one_call
 
 # Functions of other modules handing on their own parameter, followed up to their callers at most.
 _MAX_HANDED = 3
@@ -217,6 +217,7 @@ def _callers_harmless(
         elif not harmless_for_every_instance(ctx, ctx, fact, harmless(fact, flows, call, holder)):
             return False
     called = bool(same)
+    judged: dict = {}  # calls found harmless with no caller of theirs read (`judged_before`)
     # Module by module: the first caller that passes a risky model (or a use that cannot be
     # read) decides, and the modules after it are not analysed.
     for found in each_project_call(ctx, func, index, verdicts):
@@ -243,7 +244,9 @@ def _callers_harmless(
                 if _never_runs(found):
                     continue
                 return False
-        elif not _passes_harmless(ctx, found, harmless, seen, select, verdicts):
+        elif not judged_before(judged, found) and not _passes_harmless(
+            ctx, found, harmless, seen, select, verdicts, judged
+        ):
             if _never_runs(found):
                 continue
             return False
@@ -253,20 +256,27 @@ def _callers_harmless(
     return called
 
 
-def _passes_harmless(ctx: FileContext, found: ProjectCall, harmless, seen: frozenset, select, verdicts) -> bool:
+def _passes_harmless(
+    ctx: FileContext, found: ProjectCall, harmless, seen: frozenset, select, verdicts, judged: dict | None = None
+) -> bool:
     """Every model the found call passes is harmless, or is its maker's own parameter, handed
-    on as it came, and its callers pass harmless ones (`_handed_on`)."""
+    on as it came, and its callers pass harmless ones (`_handed_on`). `judged`: where a call
+    whose models are all harmless themselves is kept (`judged_bodies.judged_before`)."""
     flows = list(found.flows)
+    alone = True
     # The facts of one call (a loop over `[Conv2dSingle(), Conv2dSequential()]`) ask the same
     # of the same bodies: answered once (`judged_bodies`).
     with one_call():
         for fact in found.facts:
             if harmless_for_every_instance(ctx, found.module[0], fact, harmless(fact, flows, found.call, found.flow)):
                 continue
+            alone = False
             if verdicts is not None:
                 verdicts.taint()  # its callers' search is not among what the kept verdict read
             if not _handed_on(ctx, found, fact, seen, select):
                 return False
+    if alone and judged is not None:
+        judged.setdefault((id(found.call), id(found.flow)), []).append(found)
     return True
 
 

@@ -313,13 +313,16 @@ def _calls_in(
         fn = _body_flow(flow, analysed, body, refs)
         if fn is None:
             return None
+        flows = None  # the bodies analysed by now: the same for every call of this one
         for callee_path, site in fn.foreign_calls:
             if callee_path != ctx.path or getattr(site.callee, "name", None) != func.name:
                 continue
             if site.callee.lineno != func.lineno or id(site.ref) not in refs:
                 continue
             matched.add(id(site.ref))
-            found.append(_call(site, index, path, module, fn))
+            if flows is None:
+                flows = tuple(analysed_flows(analysed))
+            found.append(_call(site, index, path, module, fn, flows))
     if any(id(ref) not in matched for _, refs in uses for ref in refs.values()):
         return None  # named but not called where the analysis followed it
     return found
@@ -397,9 +400,8 @@ def analysed_flows(analysed: dict) -> list[FunctionFlow]:
     return [f for k, f in analysed.items() if f is not None and (type(k) is int or k[0] not in analysed)]
 
 
-def _call(site: CallSite, index: int, path: str, module: tuple, fn: FunctionFlow) -> ProjectCall:
+def _call(site: CallSite, index: int, path: str, module: tuple, fn: FunctionFlow, flows: tuple) -> ProjectCall:
     facts = site.args.get(index)
-    flows = tuple(analysed_flows(module[2]))
     if facts is None:  # not passed: the default, which is no model we know
         facts = frozenset({ModeFact("unknown", None)})
     return ProjectCall(site.call, facts, path, flows, fn, site, module)
