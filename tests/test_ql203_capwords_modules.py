@@ -106,3 +106,24 @@ QUIET = {
 def test_look_alikes_are_quiet(tmp_path):
     for why, (imports, call) in QUIET.items():
         assert _rows(tmp_path, _main(imports, f"{call}\ngm.eval()\n")) == [], why
+
+
+def test_a_class_imported_from_a_plain_module_costs_no_module_lookup(tmp_path, monkeypatch):
+    # `from pkg.holder import Exporters`: pkg/holder.py is a module's file, which holds no
+    # submodule, so `pkg.holder.Exporters` is never looked up as a module; a name imported from
+    # the package `pkg` is.
+    from qlint.analysis.names.project import ProjectIndex
+
+    asked: list[str] = []
+    find = ProjectIndex.find_module_in_check
+
+    def recording(self, module, requester):
+        asked.append(module)
+        return find(self, module, requester)
+
+    monkeypatch.setattr(ProjectIndex, "find_module_in_check", recording)
+    _rows(tmp_path, _main("from pkg.holder import Exporters", "gm = Exporters.capture(model, x)\ngm.eval()\n"))
+    assert "pkg.holder" in asked and "pkg.holder.Exporters" not in asked
+    asked.clear()
+    _rows(tmp_path, _main("from pkg import Exporters", "gm = Exporters.capture(model, x)\ngm.eval()\n"))
+    assert "pkg.Exporters" in asked
