@@ -225,3 +225,68 @@ def test_qat_mirror(tmp_path):
     found = _found(tmp_path, "model = Factory.frozen()", prepare="prepare_qat_pt2e")
     assert [(code, row) for code, row, _ in found] == [("QL202", CAPTURE_ROW)]
     assert _found(tmp_path, "model = Factory.make()", prepare="prepare_qat_pt2e") == []
+
+
+GATE = """\
+import torch
+
+from pkg.models import Net
+from pkg.helpers import build_elsewhere
+
+
+def build_net():
+    return Net()
+
+
+def relay(model):
+    return model
+
+
+class Factory:
+    @staticmethod
+    def make():
+        return Net()
+
+    @staticmethod
+    def helper():
+        return build_net()
+
+    @classmethod
+    def chained(cls):
+        return cls.make()
+
+    def forward(self, x):
+        return self.net(x)
+
+    @staticmethod
+    def relayed(model):
+        return relay(model)
+
+    @staticmethod
+    def imported():
+        return build_elsewhere()
+
+    @staticmethod
+    def loaded(path):
+        return torch.jit.load(path)
+
+    def run(self):
+        return self.forward(1)
+"""
+
+
+def test_the_gate_reads_only_methods_that_build():
+    # The cost gate: a method is read for what it returns only when a return constructs a
+    # class (directly, or through a builder of its module or a method of its class); a forward
+    # pass, a relay of a parameter, a library call and a call of any other function are not.
+    import ast
+    from types import SimpleNamespace
+
+    from qlint.analysis.flow.factory_methods import builds_a_model
+    from qlint.analysis.names.scope import ModuleScope
+
+    scope = ModuleScope.build(ast.parse(GATE), "pkg.factory", "pkg/factory.py")
+    owner = SimpleNamespace(scope=scope)
+    holder = scope.classes["Factory"]
+    read = {name for name, method in holder.methods.items() if builds_a_model(owner, method, holder)}
+    assert read == {"make", "helper", "chained"}

@@ -58,7 +58,7 @@ def method_summary(sem, attr: str, receiver: Obj) -> tuple[FunctionFlow, int] | 
     if (
         owner is not sem.owner
         and not names_a_step(owner, method)
-        and not builds_a_model(owner, method)
+        and not builds_a_model(owner, method, holder)
         and not sem.owner.classes.followed(cls.scope.path)
     ):
         return None  # names no step (`method_words`), builds nothing it returns (`factory_methods`),
