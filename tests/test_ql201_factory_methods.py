@@ -1,6 +1,7 @@
-"""QL201/QL202 follow a model a static, class or instance method of another project module's
-class builds and returns (`m = Factory.make()`, `Factory.build(cfg)`, `Factory().create()`),
-then captures (issue 14, items 3-6).
+"""QL201/QL202 follow a model a static or class method of another project module's class
+builds and returns (`m = Factory.make()`, `Factory.build(cfg)`), then captures (issue 14,
+items 3-6). An instance method of a factory object (`Factory().create()`) is not followed
+(yet): reading those too cost ExecuTorch's cold run over the budget.
 
 Such a method was read only when its body names a mode switch, a capture or a PT2E step
 (`method_words`): a factory that only returns `Net()` was left unread, the model unknown, and a
@@ -190,8 +191,6 @@ LOUD = {
     "chain-on-cls": ("model = Factory.chained()", "BatchNorm2d"),
     "chain-of-calls": ("model = Factory.moved('cpu')", "BatchNorm2d"),
     "bound-then-returned": ("model = Factory.bound()", "BatchNorm2d"),
-    "instance-method": ("model = Factory().create()", "BatchNorm2d"),
-    "bound-instance": ("factory = Factory()\nmodel = factory.create()", "BatchNorm2d"),
 }
 
 

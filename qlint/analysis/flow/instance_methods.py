@@ -16,7 +16,6 @@ from __future__ import annotations
 import ast
 import os
 
-from qlint.analysis.flow.factory_methods import builds_a_model
 from qlint.analysis.flow.function_flows import FunctionFlow
 from qlint.analysis.flow.inherited_methods import inherited_method
 from qlint.analysis.flow.method_words import names_a_step
@@ -55,14 +54,8 @@ def method_summary(sem, attr: str, receiver: Obj) -> tuple[FunctionFlow, int] | 
     owner, method, holder = found
     if method.decorator_list and not transparent(owner, method.decorator_list):
         return None
-    if (
-        owner is not sem.owner
-        and not names_a_step(owner, method)
-        and not builds_a_model(owner, method, holder)
-        and not sem.owner.classes.followed(cls.scope.path)
-    ):
-        return None  # names no step (`method_words`), builds nothing it returns (`factory_methods`),
-        # and is not of the module whose callers are read
+    if owner is not sem.owner and not names_a_step(owner, method) and not sem.owner.classes.followed(cls.scope.path):
+        return None  # names no step (`method_words`), and is not of the module whose callers are read
     flow = owner.function(method, holder)
     return (flow, 1) if flow is not None else None
 
