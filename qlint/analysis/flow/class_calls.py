@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 
+from qlint.analysis.flow.factory_methods import builds_a_model
 from qlint.analysis.flow.inherited_methods import inherited_method, project_class
 from qlint.analysis.flow.method_words import names_a_step
 
@@ -36,8 +37,8 @@ def class_callee(owner, module: str, attr: str):
     if method is None or not isinstance(method[1], _DEFS):
         return None
     holder_flow, func, holder = method
-    if holder_flow is not owner and not names_a_step(holder_flow, func):
-        return None
+    if holder_flow is not owner and not (names_a_step(holder_flow, func) or builds_a_model(holder_flow, func, holder)):
+        return None  # names no step (`method_words`) and builds nothing it returns (`factory_methods`)
     offset = _offset(func)
     return None if offset is None else (holder_flow, func, holder, offset)
 

@@ -20,6 +20,7 @@ module), not its parse; each one is a dependency of the check, as a summary read
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 
@@ -62,7 +63,7 @@ def returns_graph(
     seen = seen | {(path, attr)}
     imports = text_imports(text, module_name_for(path) if _RELATIVE.search(text) else None, path)
     try:
-        for other, name in _called_imports(body, imports):
+        for other, name in _called_imports(body, imports, lambda m: may_be_module(project, m, path)):
             if returns_graph(project, other, name, path, direct, depth - 1, seen):
                 return True
         return False
@@ -72,8 +73,19 @@ def returns_graph(
         project.hand_over_dependencies(path, requester)
 
 
-def _called_imports(body: str, imports: list[tuple[str, str]]):
-    """(module, function) of each imported function of the project the body calls."""
+def may_be_module(project, module: str, requester: str) -> bool:
+    """Whether a name `module` imports (`from pkg import Exporters`) may be a module of its own:
+    `module` is a package, or no file of the project (a directory without `__init__.py`). A
+    plain module's file holds no submodule, so a CapWords name imported from one is a class
+    (or another value), and no lookup of a module of that name is paid for it."""
+    found = project.find_module_in_check(module, requester)
+    return found is None or os.path.basename(found) == "__init__.py"
+
+
+def _called_imports(body: str, imports: list[tuple[str, str]], may_be_module: Callable[[str], bool]):
+    """(module, function) of each imported function of the project the body calls; a CapWords
+    name imported from a package is looked up both as a class and as a module (`may_be_module`,
+    asked of its package only when the body calls a function on the name)."""
     for local, full in imports:
         if full.partition(".")[0] in LIBRARY_ROOTS or local not in body:
             continue
@@ -88,12 +100,20 @@ def _called_imports(body: str, imports: list[tuple[str, str]]):
         # `Exporter.capture(`, a static or class method called on the class (CapWords, as
         # `class_calls` reads such calls), listed by b's fact as `Exporter.capture`
         on_class = bool(module) and attr[:1].isupper()
+        as_module = None  # whether a CapWords name may be a module, once asked
         for end in _word_ends(body, local + "."):
             m = _IDENTIFIER.match(body, end)
             if m is None:
                 continue
             if _opens_call(body, m.end()):
-                yield (module, f"{attr}.{m.group()}") if on_class else (full, m.group())
+                if not on_class:
+                    yield full, m.group()
+                    continue
+                yield module, f"{attr}.{m.group()}"
+                if as_module is None:
+                    as_module = may_be_module(module)
+                if as_module:
+                    yield full, m.group()  # `from pkg import Exporters`, pkg/Exporters.py
             elif not on_class and m.group()[:1].isupper() and body[m.end() : m.end() + 1] == ".":
                 # `b.Exporter.capture(`
                 method = _IDENTIFIER.match(body, m.end() + 1)
@@ -170,4 +190,4 @@ def _block(text: str, name: str, definition) -> str | None:
     return text[m.start() :]
 
 
-__all__ = ["DEPTH", "LIBRARY_ROOTS", "returns_graph"]
+__all__ = ["DEPTH", "LIBRARY_ROOTS", "may_be_module", "returns_graph"]

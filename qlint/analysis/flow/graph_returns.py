@@ -28,7 +28,7 @@ import ast
 import functools
 import re
 
-from qlint.analysis.flow.forwarded_graphs import LIBRARY_ROOTS, returns_graph
+from qlint.analysis.flow.forwarded_graphs import LIBRARY_ROOTS, may_be_module, returns_graph
 from qlint.analysis.flow.relevant_bodies import module_functions, segment
 from qlint.analysis.names.text_imports import file_imports
 from qlint.analysis.text_needles import holds_any
@@ -381,8 +381,10 @@ def returning_calls(text: str, path: str, project) -> tuple[str, ...]:
                 for name in attrs
                 if "." not in name and returns_graph(project, module, f"{attr}.{name}", path, _graph_returns)
             )
-            continue
-        # `from pkg import helpers` / `import pkg.helpers as helpers`
+            if not may_be_module(project, module, path):
+                continue
+        # `from pkg import helpers` / `import pkg.helpers as helpers` (`from pkg import Exporters`
+        # of a package's module named in CapWords too)
         out.extend(f"{local}.{name}(" for name in attrs if returns_graph(project, full, name, path, _graph_returns))
     return tuple(dict.fromkeys(out))
 

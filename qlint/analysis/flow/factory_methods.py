@@ -1,0 +1,104 @@
+"""Whether a method of another module's class builds the model it returns (QL201/QL202; issue 14,
+items 3-6).
+
+`m = Factory.make()` or `Factory.build(cfg)` (a static or class method called on the class,
+`class_calls`), where the method only returns `Net()`, then
+`prepare_pt2e(export(m, ...).module(), q)`: the model starts in train mode. Another module's
+method is read only when its body names a mode switch, a capture or a PT2E step
+(`method_words`: reading every such method cost ExecuTorch's cold run ~11% more bodies), so a
+factory that only builds was left unread and its model unknown.
+
+Such a method is read too when one of its returns constructs a class: one its module defines
+or imports from the project by a CapWords name (`Net()`), with calls on the result in a chain
+(`Net().to(device)`), or a name the method binds only to such calls (`model = Net()` ...
+`return model`); or returns what a function of its module, a method of its own class called on
+`cls`/`self` with none of its parameters (`cls.make()`), or a method of a class of its module
+(`Nets.tiny()`) returns when that one does so, two levels down. Exact and cheap: return
+statements and the assignments of the names they return, in the module already parsed, no
+lookup. A first gate that took any call of a project name, `self`'s methods included, cost
+ExecuTorch's cold run +0.9% instructions (budget +0.3%). The model flow then decides what the
+return really is (`Net().eval()` is an eval-mode model, a mode-free class keeps the capture
+quiet, a loaded program is unknown). Not followed: `cls(...)` (the flow does not know which
+class a class method's `cls` is), a builder function imported from another module, and an
+instance method of a factory object (`Factory().create()`, `instance_methods`): with those
+read too, ExecuTorch's cold run cost +0.66% instructions.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from qlint.analysis.flow.forwarded_graphs import LIBRARY_ROOTS
+from qlint.analysis.tree_walk import walk, walk_kinds
+
+_KEY = "_qlint_factory_methods"  # on the scope's `__dict__`: one walk per method and module content
+_OWN = frozenset({"cls", "self"})
+_KINDS = frozenset({ast.Return, ast.Assign, ast.AugAssign, ast.AnnAssign})
+_LEVELS = 2  # builders of builders
+
+
+def builds_a_model(owner, method: ast.AST, holder) -> bool:
+    """Whether one of `method`'s returns (a def of `holder`, a class scope of `owner`'s module;
+    `owner` is that module's `ModelFlow`) constructs a class of its module or the project."""
+    scope = owner.scope
+    known = scope.__dict__.setdefault(_KEY, {})
+    found = known.get(id(method))
+    if found is None or found[0] is not method or found[1] is not holder:
+        found = known[id(method)] = (method, holder, _builds(method, scope, holder, _LEVELS))
+    return found[2]
+
+
+def _builds(func: ast.AST, scope, holder, levels: int) -> bool:
+    args = func.args
+    params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)} - _OWN
+    returned: set[str] = set()
+    bound: dict[str, bool] = {}
+    for node in walk_kinds(func, _KINDS):
+        if isinstance(node, ast.Return) and node.value is not None:
+            value = node.value
+            if isinstance(value, ast.Call) and _built(value, scope, holder, params, levels):
+                return True
+            if isinstance(value, ast.Name):
+                returned.add(value.id)
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            name = node.targets[0].id
+            built = isinstance(node.value, ast.Call) and _built(node.value, scope, holder, params, levels)
+            bound[name] = bound.get(name, True) and built
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and isinstance(node.target, ast.Name):
+            bound[node.target.id] = False  # rebound some other way: not only such calls
+    return any(bound.get(name, False) for name in returned)
+
+
+def _built(call: ast.Call, scope, holder, params: set[str], levels: int) -> bool:
+    """The call, or the head of its chain of calls (`Net().to(device)`), constructs a class of
+    the module or the project, or calls a builder of the module (`_builds`, a level down)."""
+    while isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Call):
+        call = call.func.value  # `Net().to(device)`: the chain's head builds
+    func = call.func
+    if isinstance(func, ast.Name):
+        name = func.id
+        if name in scope.assigns:
+            return False  # a module-level value: what it holds is not read here
+        full = scope.imports.get(name)
+        if full is not None:  # a class imported from the project, by its CapWords name
+            return full.partition(".")[0] not in LIBRARY_ROOTS and full.rpartition(".")[2][:1].isupper()
+        if name in scope.classes:
+            return True
+        builder = scope.functions.get(name)
+        return builder is not None and levels > 0 and _builds(builder, scope, None, levels - 1)
+    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)) or levels == 0:
+        return False
+    head = func.value.id  # `cls.make()`, `self._build()`, `Nets.tiny()`
+    if head in _OWN:
+        if holder is None or any(isinstance(n, ast.Name) and n.id in params for n in walk(call)):
+            return False  # `self.net(x)`: a forward pass
+        cls = holder
+    elif head in scope.classes and head not in scope.imports and head not in scope.assigns:
+        cls = scope.classes[head]
+    else:
+        return False
+    method = cls.methods.get(func.attr)
+    return method is not None and _builds(method, scope, cls, levels - 1)
+
+
+__all__ = ["builds_a_model"]
