@@ -179,7 +179,9 @@ def test_a_file_importing_only_torch_gets_no_helper_search(tmp_path, monkeypatch
     path = tmp_path / "pkg" / "passes.py"
     made: list[str] = []
     search = wrapper_index.wrapper_search
-    monkeypatch.setattr(wrapper_index, "wrapper_search", lambda *args: made.append(args[-1]) or search(*args))
+    monkeypatch.setattr(
+        wrapper_index, "wrapper_search", lambda *args, **kw: made.append(args[-1]) or search(*args, **kw)
+    )
     for text, searched in ((TORCH_ONLY, False), (TORCH_ONLY + "from pkg.graph_utils import first_user\n", True)):
         path.write_text(text)
         made.clear()

@@ -104,7 +104,7 @@ def test_with_an_index_the_packet_question_comes_before_the_search(package, monk
         assert wrapper_index.index_for(path, project) is not None
         searched = []
         original = wrapper_index.wrapper_search
-        monkeypatch.setattr(wrapper_index, "wrapper_search", lambda *a: searched.append(a) or original(*a))
+        monkeypatch.setattr(wrapper_index, "wrapper_search", lambda *a, **kw: searched.append(a) or original(*a, **kw))
         assert inserts_through_imports(PASSES, path, project) is packet
         assert bool(searched) is packet
     finally:
