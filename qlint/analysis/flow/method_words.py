@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 
+from qlint.analysis.flow.forwarded_graphs import LIBRARY_ROOTS
 from qlint.analysis.flow.relevant_bodies import KEYWORDS
 from qlint.analysis.tree_walk import walk
 
@@ -33,8 +34,6 @@ def names_a_step(owner, method: ast.AST) -> bool:
 
 
 _LEVELS = 3  # helpers of helpers, as `relevant_bodies` follows them
-# Names imported from these are never helpers of the project.
-_LIBRARY_ROOTS = frozenset({"torch", "torchao", "numpy", "copy", "typing", "collections", "unittest", "pytest"})
 
 
 def _step_in(owner, func: ast.AST, levels: int, seen: set[int]) -> bool:
@@ -94,7 +93,7 @@ def _names(func: ast.AST, scope) -> tuple[bool, tuple[ast.AST, ...], tuple[tuple
 
 
 def _project(full: str) -> bool:
-    return full.partition(".")[0] not in _LIBRARY_ROOTS
+    return full.partition(".")[0] not in LIBRARY_ROOTS
 
 
 __all__ = ["names_a_step"]

@@ -25,6 +25,7 @@ import weakref
 
 from qlint.analysis.flow import registry_contents
 from qlint.analysis.flow.carried_flows import watch, watched_class
+from qlint.analysis.flow.forwarded_graphs import LIBRARY_ROOTS
 from qlint.analysis.flow.function_flows import CallSite, Capture, FunctionFlow, HandedSwitch, ModeSwitch, Sink
 from qlint.analysis.flow.graph_returns import GRAPH_SOURCES, imported_graph_calls, own_graph_returns
 from qlint.analysis.flow.inherited_methods import imported_class_methods
@@ -367,10 +368,6 @@ def may_hand_graph(ctx, flow: FunctionFlow) -> bool:
     return _hands(ctx, segment(ctx, flow.node))
 
 
-# Names imported from these are never helpers of the project that switch a mode.
-_LIBRARY_ROOTS = ("torch", "torchao", "numpy", "copy", "typing", "collections", "unittest", "pytest")
-
-
 def _hands(ctx, text: str) -> bool:
     # Called, or handed on as a callback (`run(to_eval, gm)`: `callbacks.CallbackLinks.passed`);
     # a body naming no graph source may still hand a switching function to a helper that calls
@@ -414,10 +411,10 @@ def switchers(ctx) -> tuple[str, ...]:
         names = {
             local
             for local, full in ctx.scope.imports.items()
-            if full.partition(".")[0] not in _LIBRARY_ROOTS and "." in full and local[:1].islower()
+            if full.partition(".")[0] not in LIBRARY_ROOTS and "." in full and local[:1].islower()
         }
         # And the methods of classes imported from the project (`Runner().warm(gm)`).
-        names |= imported_class_methods(file_flow(ctx), _LIBRARY_ROOTS)
+        names |= imported_class_methods(file_flow(ctx), LIBRARY_ROOTS)
     # A body's text is whole rows and no word spans a line break: it holds a word exactly
     # when one of its rows does (`mentions`). One search of the module per word, instead of
     # one per word and body (ao's 4,307-line test_quantize_pt2e.py: ~20,000 searches, 4.5 ms).
