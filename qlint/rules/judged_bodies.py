@@ -55,11 +55,10 @@ def judged_before(judged: dict, found) -> bool:
     and each pass records its calls, with the same modes when the first pass changed none
     (ExecuTorch's Qualcomm tests: 276 of the 613 calls judged in a cold run; cold instructions
     of a check of tests/utils.py 0.960x, of the qualcomm backend's directory 0.986x, of the
-    whole tree 0.995x). The same
-    call, in the same body of the same analysis of its module, passing the same models in the
-    same modes (every argument, as its site records it), with the same bodies analysed, gets
-    the same answer: that is all the judging reads, and what it keeps meanwhile only spares
-    work."""
+    whole tree 0.995x). The same call, in the same body of the same analysis of its module,
+    passing the same models in the same modes (every argument, as its site records it), with
+    the same bodies analysed, gets the same answer: that is all the judging reads, and what it
+    keeps meanwhile only spares work."""
     for before in judged.get((id(found.call), id(found.flow)), ()):
         if (
             before.module is found.module
