@@ -37,8 +37,8 @@ from pkg.b import add_b
 def rewrite(gm):
     add_b(gm.graph, torch.ops.aten.relu)
 """
-# QL101: test -> chain -> impl's sink helper (one module naming no sink: QL101 follows no
-# longer chain, in a tree run either, since `module_wrappers` reads insertion wrappers).
+# QL101: test -> chain -> impl's sink helper (one module naming no sink; longer chains in
+# tests/test_sink_helper_chains.py).
 IMPL = "def check_nodes(case, m, occurrence):\n    case.checkGraphModuleNodes(m, None, None, occurrence)\n"
 CHAIN = "from pkg.impl import check_nodes\n\n\ndef expect(case, m, occ):\n    check_nodes(case, m, occ)\n"
 USER = """\

@@ -54,6 +54,18 @@ def test_a_function_spanning_a_sink_is_a_candidate():
     assert candidates([sink_module_text(text)], []) == (set(), set())
 
 
+def test_a_module_of_other_sinks_is_read_with_their_needles():
+    # A rule given `extra-sinks` names more callees: its sink calls stand for sinks there.
+    text = "def lower(pattern, fn):\n    register_lowering_pattern(pattern)(fn)\n\n\ndef other(x):\n    return x\n"
+    assert candidates([sink_module_text(text)], []) == (set(), set())
+    needles = (*sink_needles(parse_sinks(DEFAULT_SINKS)), "register_lowering_pattern")
+    assert candidates([sink_module_text(text, "", needles)], []) == ({"lower"}, set())
+    # The default needles, spelled out, read as the default does.
+    assert candidates([sink_module_text(IMPL, "", sink_needles(parse_sinks(DEFAULT_SINKS)))], []) == candidates(
+        [sink_module_text(IMPL)], []
+    )
+
+
 def _project(tmp_path: Path, chain: str | None = None) -> Path:
     """A package with a module of sink helpers, a chain link calling one, users of both, a
     look-alike, and enough other modules for a run to use the index."""

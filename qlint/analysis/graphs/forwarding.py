@@ -85,6 +85,11 @@ class Forwarding:
         # Whether a module's text can hold a direct sink call (default: it holds a needle);
         # a module that cannot is not summarised for the helper search.
         self.holds_sink = holds_sink or (lambda text: any(n in text for n in needles))
+        # How the last module of a wrapper chain, which names a sink, makes wrappers of its
+        # functions from its text (`forwarding_texts.module_wrappers`): where a needle is what
+        # holds a sink (QL101's), every one written in code stands for a sink call; else its
+        # insertions do (QL102's `holds_sink`).
+        self.site_needles = needles if holds_sink is None else None
         self.own_path = own_path
         # Names under which the file being checked calls helpers (set once they are known).
         self.helpers: frozenset[str] = frozenset()

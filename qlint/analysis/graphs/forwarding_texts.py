@@ -21,33 +21,47 @@ if TYPE_CHECKING:
 # it was read from: reused only while those are unchanged.
 _TEXTS: dict[tuple, tuple[tuple | None, bool]] = {}
 _T = TypeVar("_T")
-_WRAPPERS: dict[str, tuple[tuple | None, tuple[frozenset[str], frozenset[str]]]] = {}
+_WRAPPERS: dict[object, tuple[tuple | None, tuple[frozenset[str], frozenset[str]]]] = {}
 
 
-def module_wrappers(project, path: str) -> tuple[frozenset[str], frozenset[str]]:
+def module_wrappers(
+    project, path: str, needles: tuple[str, ...] | None = None
+) -> tuple[frozenset[str], frozenset[str]]:
     """The functions and classes of a module naming a sink that its own text makes wrappers
-    (`wrapper_candidates.candidates` of it alone)."""
+    (`wrapper_candidates.candidates` of it alone): of its insertions (QL102's kind), or with
+    `needles`, of its sink calls, each needle written in code standing for one any parameter
+    of the function around it may reach (QL101's sink helpers, read as `sink_index` reads
+    them: the last module of a sink-helper chain, which names the sink, holds no insertion)."""
 
     def wrappers(text: str) -> tuple[frozenset[str], frozenset[str]]:
         # Imported here: only a module naming a sink is read this way, and the text reader's
         # 16 patterns are ~2 ms of a `qlint check FILE` that reads none (`module_text` too).
         from qlint.analysis.graphs.wrapper_candidates import ModuleText, candidates
 
-        functions, classes = candidates([ModuleText(text, path)], [])
+        if needles is None:
+            module = ModuleText(text, path)
+        else:
+            from qlint.analysis.graphs.sink_index import sink_module_text
+
+            module = sink_module_text(text, path, needles)
+        functions, classes = candidates([module], [], instances=needles is None)
         return frozenset(functions), frozenset(classes)
 
-    return _per_content(_WRAPPERS, 50_000, project, path, wrappers)
+    slot = path if needles is None else (path, needles)
+    return _per_content(_WRAPPERS, 50_000, project, path, wrappers, slot)
 
 
-def _per_content(memo: dict, limit: int, project, path: str, work: Callable[[str], _T]) -> _T:
-    """What `work` makes of a module's text, kept per path (in `memo`, up to `limit` modules)
-    while the module's content key stays the one it was made for."""
+def _per_content(memo: dict, limit: int, project, path: str, work: Callable[[str], _T], slot: object = None) -> _T:
+    """What `work` makes of a module's text, kept per path (in `memo`, up to `limit` entries;
+    `slot`: its key there when one path has several, one per kind) while the module's content
+    key stays the one it was made for."""
     key = file_keys.content_key(project, path)
-    found = memo.get(path)
+    slot = path if slot is None else slot
+    found = memo.get(slot)
     if found is None or found[0] != key:
         if len(memo) > limit:
             memo.clear()
-        found = memo[path] = (key, work(project.text(path) or ""))
+        found = memo[slot] = (key, work(project.text(path) or ""))
     return found[1]
 
 

@@ -19,7 +19,9 @@ one. A superset of what the search finds, as for the wrappers.
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Callable
 
 from qlint.analysis.graphs.wrapper_candidates import ModuleText
 from qlint.analysis.wrapper_record import QL101_NEEDLES
@@ -40,12 +42,21 @@ def holds_sink(data: bytes) -> bool:
 _SHORTEST = tuple(n for n in QL101_NEEDLES if not any(o != n and o in n for o in QL101_NEEDLES))
 
 
-def sink_module_text(text: str, path: str = "") -> ModuleText:
+def sink_module_text(text: str, path: str = "", needles: tuple[str, ...] | None = None) -> ModuleText:
     """A module naming a sink, read for `candidates`: its sink calls stand where the inserting
     modules' insertions do, each one any parameter may reach (a superset of the search's
-    sinks: a keyword or callee named in code, whatever the call)."""
-    return ModuleText(text, path, _needle_sites)
+    sinks: a keyword or callee named in code, whatever the call). `needles`: the sinks'
+    (`sinks.sink_needles`: a rule given `extra-sinks` names more); default, the default ones'."""
+    return ModuleText(text, path, _needle_sites if needles is None else _sites_of(needles))
 
 
 def _needle_sites(masked: str) -> list[tuple[int, frozenset[str] | None]]:
     return [(m.start(), None) for m in _NEEDLE.finditer(masked)]
+
+
+@functools.lru_cache(maxsize=16)  # one per sink kind (rule options) the run checks with
+def _sites_of(needles: tuple[str, ...]) -> Callable[[str], list[tuple[int, frozenset[str] | None]]]:
+    pattern = re.compile("|".join(re.escape(n) for n in sorted(set(needles), key=len, reverse=True)))
+    if pattern.pattern == _NEEDLE.pattern:
+        return _needle_sites
+    return lambda masked: [(m.start(), None) for m in pattern.finditer(masked)]

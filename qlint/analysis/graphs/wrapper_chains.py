@@ -207,7 +207,7 @@ def _leads_to_wrapper(fw, project, full: str, requester: str, links: int, cls: b
         return False
     where, attr = found
     if mentions(project, where, fw.fact.key, fw.holds_sink):
-        functions, classes = module_wrappers(project, where)
+        functions, classes = module_wrappers(project, where, fw.site_needles)
         return attr in (classes if cls else functions)
     return links > 0 and _passes_on(fw, project, where, attr, links - 1)
 
@@ -232,7 +232,7 @@ def _instance_wrapper(fw, project, path: str, module, imports, method: str, link
                     continue
                 where, attr = found
                 if mentions(project, where, fw.fact.key, fw.holds_sink):
-                    functions, classes = module_wrappers(project, where)
+                    functions, classes = module_wrappers(project, where, fw.site_needles)
                     if attr in classes:
                         methods |= functions
         finally:
