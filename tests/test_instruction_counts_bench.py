@@ -108,3 +108,95 @@ def test_cached_runs_keep_their_cache_each_in_an_empty_directory_of_its_own(tmp_
         assert not existed and in_cwd  # made empty by the run itself, removed with the run's directory
         caches.append(cmd[cmd.index("--cache-dir") + 1])
     assert len(set(caches)) == 2
+
+
+# A dump as callgrind writes one (`--compress-strings`): a name given once as `(id) name`, then
+# `(id)` alone, possibly first by a call (`cfn=`); `calls=` followed by the call's inclusive cost.
+_MALLOC_DUMP = b"""# callgrind format
+version: 1
+positions: line
+events: Ir
+summary: 1000
+
+ob=(1) /root/.pyenv/versions/3.11.7/lib/libpython3.11.so.1.0
+fl=(1) Objects/obmalloc.c
+fn=(1) PyObject_Malloc
+10 100
+cob=(2) /usr/lib/x86_64-linux-gnu/libc.so.6
+cfi=(2) ./malloc/./malloc/malloc.c
+cfn=(2) malloc
+calls=3 20
+11 70
++2 5
+
+ob=(2)
+fl=(2)
+fn=(2)
+20 40
+fi=(3) ./malloc/./malloc/arena.c
+300 6
+fe=(2)
++1 4
+cfn=(3) _int_malloc
+calls=2 40
+21 20
+
+fn=(3)
+40 20
+
+ob=(1)
+fl=(1)
+fn=(4) free
+50 7
+
+ob=(2)
+fl=(4) ???
+fn=(5) _int_free.constprop.0
+60 9
+fn=(6) memcpy
+70 11
+fl=(5) ./string/memmove.S
+fn=(7) __memmove_avx_unaligned
+80 13
+"""
+
+
+def test_glibc_malloc_is_its_functions_own_cost_in_libc():
+    bench = _bench()
+    # malloc's own 40 + 6 (inlined from arena.c) + 4, not the 20 its call of _int_malloc costs
+    # (counted as _int_malloc's own); _int_malloc 20; _int_free 9 (no file: by name). Not
+    # libpython's `free` (another library), nor PyObject_Malloc's line calling malloc.
+    assert bench.malloc_instructions(_MALLOC_DUMP.splitlines(keepends=True)) == 40 + 6 + 4 + 20 + 9
+    assert bench.malloc_instructions([b"events: Ir\n", b"fn=main\n", b"0 5\n"]) == 0
+
+
+def test_the_difference_split_into_the_engine_and_glibc_malloc(tmp_path, monkeypatch, capsys):
+    """The parent and the forked children each compared, their differences split into the
+    engine's and malloc's (stop 64: the index child moved ~1% with the parent's heap alone)."""
+    bench = _bench()
+
+    def dump(total: int, malloc: int) -> bytes:
+        return (
+            f"events: Ir\nob=(1) /usr/lib/libc.so.6\nfl=(1) malloc/malloc.c\nfn=(1) _int_malloc\n0 {malloc}\n"
+            f"ob=(2) /usr/bin/python\nfl=(2) ???\nfn=(2) main\n0 {total - malloc}\nsummary: {total}\n"
+        ).encode()
+
+    def fake_run(commands, cwd):
+        sizes = {"this": ((10_000, 500), (2_020, 120)), "against": ((10_100, 500), (2_000, 100))}
+        for label, (cmd, _) in commands.items():
+            out = next(a for a in cmd if a.startswith("--callgrind-out-file=")).partition("=")[2]
+            for pid, (total, malloc) in zip((10, 11), sizes[label], strict=True):
+                Path(out.replace("%p", str(pid))).write_bytes(dump(total, malloc))
+        return {"this": 10, "against": 10}
+
+    other = _stubbed(bench, monkeypatch, tmp_path, fake_run)
+    assert bench.main([str(tmp_path), "--against", str(other)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    # The lines read before stay as they were.
+    assert "   glibc malloc: 0.0 M in the parent, 0.0 M in the children" in out
+    assert "            0.0 M  parent 10" in out and "this / against: 0.993x" in out
+    # 12,020 / 12,100; engine (11,400 - 11,500) / 12,100, malloc (620 - 600) / 12,100.
+    assert "merged: 0.993x (engine -0.83%, glibc malloc +0.17%)" in out
+    assert "parent: 0.990x (engine -0.99%, glibc malloc +0.00%)" in out
+    # The child's count grew by 1%, all of it malloc's.
+    assert "children: 1.010x (engine +0.00%, glibc malloc +1.00%)" in out

@@ -65,7 +65,9 @@ class Walker:
         params = [*args.posonlyargs, *args.args, *args.kwonlyargs] if isinstance(args, ast.arguments) else []
         self.out = Summary(func, scope.path, [a.arg for a in params], test=fx.is_test_code(scope.path, func))
         self.ever_ran: set[Token] = set()
-        self.loops: list[list[Env]] = []
+        # Per loop walked: the paths that `continue` (they start the next iteration) and those
+        # that `break` (they leave the loop, past its `else`).
+        self.loops: list[tuple[list[Env], list[Env]]] = []
         self.seen: set[tuple[int, Token]] = set()
         # `prepare_qat_pt2e` results made in this body: the training loop that runs them would
         # be here too, so one that no path runs before `convert_pt2e` was never trained.
@@ -162,7 +164,7 @@ class Walker:
             return None
         elif isinstance(s, (ast.Break, ast.Continue)):
             if self.loops:
-                self.loops[-1].append(env)
+                self.loops[-1][isinstance(s, ast.Break)].append(env)
             return None
         elif isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             # A closure may run whatever it names, whenever it is called.
@@ -182,18 +184,21 @@ class Walker:
 
     def loop(self, s, env: Env) -> Env | None:
         self.ran(env, self.expr(s.test if isinstance(s, ast.While) else s.iter, env))
-        exits: list[Env] = []
-        self.loops.append(exits)
+        continues: list[Env] = []
+        breaks: list[Env] = []
+        self.loops.append((continues, breaks))
         entry, outs = env, []
         for _ in range(2):  # the second pass sees what the first leaves for the next iteration
             start = entry.copy()
             if not isinstance(s, ast.While):
                 self.bind(s.target, frozenset(), start)
             outs.append(self.block(s.body, start))
-            entry = join([env, outs[-1], *exits])
+            entry = join([env, outs[-1], *continues])  # a `break` starts no next iteration
         self.loops.pop()
-        after = join([env, *outs, *exits])
-        return self.block(s.orelse, after) if s.orelse and after is not None else after
+        ended = join([env, *outs, *continues])  # the loop ran out: its `else` runs
+        if s.orelse and ended is not None:
+            ended = self.block(s.orelse, ended)
+        return join([ended, *breaks]) if breaks else ended
 
     def bind(self, target: ast.expr, tokens: frozenset[Token], env: Env) -> None:
         if isinstance(target, ast.Name):

@@ -94,7 +94,9 @@ class Interpreter:
         self.resolver = Resolver(owner.scope, owner.project, owner.optable, local, class_scope)
         self.class_scope = class_scope
         self.local_imports, nested, classes = _local_definitions(func, owner.scope)
-        self.loops: list[list[Env]] = []
+        # Per loop walked: the paths that `continue` (they start the next iteration) and those
+        # that `break` (they leave the loop, past its `else`).
+        self.loops: list[tuple[list[Env], list[Env]]] = []
         self.contexts: list[str] = []
         # The `try` bodies being walked, with the values allowed there through a spelling torch
         # 2.13 lacks (`library_calls.absent_allow`): after the body, they are not allowed.
@@ -236,9 +238,13 @@ class Interpreter:
             return None
         elif cls is ast.Raise:
             return None
-        elif cls is ast.Break or cls is ast.Continue:
+        elif cls is ast.Continue:
             if self.loops:
-                self.loops[-1].append(env)
+                self.loops[-1][0].append(env)
+            return None
+        elif cls is ast.Break:
+            if self.loops:
+                self.loops[-1][1].append(env)
             return None
         elif cls in _UNBINDING:
             for name in _bound_names(s):
@@ -340,22 +346,27 @@ class Interpreter:
 
     def loop(self, s, env: Env) -> Env | None:
         items = self.expr(s.test if isinstance(s, ast.While) else s.iter, env)
-        exits: list[Env] = []
-        self.loops.append(exits)
+        continues: list[Env] = []
+        breaks: list[Env] = []
+        self.loops.append((continues, breaks))
         entry, outs = env, []
         for _ in range(2):  # the second pass sees what the first leaves for the next iteration
             start = entry.copy()
             if not isinstance(s, ast.While) and not self.bind_factories(s, start) and not self.bind_items(s, start):
                 self.bind_unknown(s.target, s, start, items)
             outs.append(self.block(s.body, start))
-            entry = join([env, outs[-1], *exits], s)
+            # A `break` starts no next iteration: `if x is None: m.train(); break` leaves the
+            # capture after it in the body in the mode the loop found.
+            entry = join([env, outs[-1], *continues], s)
         self.loops.pop()
-        after = join([env, *outs, *exits], s)
+        ended = join([env, *outs, *continues], s)  # the loop ran out: its `else` runs
         walked = looped_modules(s) if not isinstance(s, ast.While) else None
-        if walked is not None and after is not None:  # `for mod in m.modules(): mod.eval()`
+        if walked is not None and ended is not None:  # `for mod in m.modules(): mod.eval()`
             over, reach, found = walked
-            modules_switched(self.calls, over, reach, found, found.switch, after, self.qualname, s)
-        return self.block(s.orelse, after) if s.orelse and after is not None else after
+            modules_switched(self.calls, over, reach, found, found.switch, ended, self.qualname, s)
+        if s.orelse and ended is not None:
+            ended = self.block(s.orelse, ended)
+        return join([ended, *breaks], s) if breaks else ended
 
     def bind_factories(self, s: ast.For | ast.AsyncFor, env: Env) -> bool:
         """`for make in MODELS`, `for name, make in MODELS.items()`: the loop variable is a factory."""
