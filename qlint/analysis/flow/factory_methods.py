@@ -2,14 +2,16 @@
 items 3-6).
 
 `m = Factory.make()` or `Factory.build(cfg)` (a static or class method called on the class,
-`class_calls`), where the method only returns `Net()`, then
+`class_calls`), or `m = Factory().create()` (an instance method of a factory object,
+`instance_methods`), where the method only returns `Net()`, then
 `prepare_pt2e(export(m, ...).module(), q)`: the model starts in train mode. Another module's
 method is read only when its body names a mode switch, a capture or a PT2E step
 (`method_words`: reading every such method cost ExecuTorch's cold run ~11% more bodies), so a
 factory that only builds was left unread and its model unknown.
 
 Such a method is read too when one of its returns constructs a class: one its module defines
-or imports from the project by a CapWords name (`Net()`), with calls on the result in a chain
+or imports from the project by a CapWords name (`Net()`), `cls(...)` in a class method (the
+class it is called on, `class_constructors`), with calls on the result in a chain
 (`Net().to(device)`), or a name the method binds only to such calls (`model = Net()` ...
 `return model`); or returns what a function of its module, a method of its own class called on
 `cls`/`self` with none of its parameters (`cls.make()`), or a method of a class of its module
@@ -18,10 +20,9 @@ statements and the assignments of the names they return, in the module already p
 lookup. A first gate that took any call of a project name, `self`'s methods included, cost
 ExecuTorch's cold run +0.9% instructions (budget +0.3%). The model flow then decides what the
 return really is (`Net().eval()` is an eval-mode model, a mode-free class keeps the capture
-quiet, a loaded program is unknown). Not followed: `cls(...)` (the flow does not know which
-class a class method's `cls` is), a builder function imported from another module, and an
-instance method of a factory object (`Factory().create()`, `instance_methods`): with those
-read too, ExecuTorch's cold run cost +0.66% instructions.
+quiet, a loaded program is unknown). An instance method is asked only once its receiver is one
+construction of a top-level class of another project module whose method resolves
+(`instance_methods`). Not followed: a builder function imported from another module.
 """
 
 from __future__ import annotations
@@ -51,25 +52,27 @@ def builds_a_model(owner, method: ast.AST, holder) -> bool:
 def _builds(func: ast.AST, scope, holder, levels: int) -> bool:
     args = func.args
     params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)} - _OWN
+    # A class method's `cls` (its first parameter, whatever its name): `cls(...)` builds.
+    own = args.args[0].arg if holder is not None and args.args and _class_method(func) else None
     returned: set[str] = set()
     bound: dict[str, bool] = {}
     for node in walk_kinds(func, _KINDS):
         if isinstance(node, ast.Return) and node.value is not None:
             value = node.value
-            if isinstance(value, ast.Call) and _built(value, scope, holder, params, levels):
+            if isinstance(value, ast.Call) and _built(value, scope, holder, params, own, levels):
                 return True
             if isinstance(value, ast.Name):
                 returned.add(value.id)
         elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             name = node.targets[0].id
-            built = isinstance(node.value, ast.Call) and _built(node.value, scope, holder, params, levels)
+            built = isinstance(node.value, ast.Call) and _built(node.value, scope, holder, params, own, levels)
             bound[name] = bound.get(name, True) and built
         elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and isinstance(node.target, ast.Name):
             bound[node.target.id] = False  # rebound some other way: not only such calls
     return any(bound.get(name, False) for name in returned)
 
 
-def _built(call: ast.Call, scope, holder, params: set[str], levels: int) -> bool:
+def _built(call: ast.Call, scope, holder, params: set[str], own: str | None, levels: int) -> bool:
     """The call, or the head of its chain of calls (`Net().to(device)`), constructs a class of
     the module or the project, or calls a builder of the module (`_builds`, a level down)."""
     while isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Call):
@@ -77,6 +80,10 @@ def _built(call: ast.Call, scope, holder, params: set[str], levels: int) -> bool
     func = call.func
     if isinstance(func, ast.Name):
         name = func.id
+        if name == own:
+            return True  # `cls(...)` in a class method: an instance of the class (`class_constructors`)
+        if name in params:
+            return False  # a callable handed in: it may return anything
         if name in scope.assigns:
             return False  # a module-level value: what it holds is not read here
         full = scope.imports.get(name)
@@ -99,6 +106,11 @@ def _built(call: ast.Call, scope, holder, params: set[str], levels: int) -> bool
         return False
     method = cls.methods.get(func.attr)
     return method is not None and _builds(method, scope, cls, levels - 1)
+
+
+def _class_method(func: ast.AST) -> bool:
+    decorators = func.decorator_list
+    return len(decorators) == 1 and isinstance(decorators[0], ast.Name) and decorators[0].id == "classmethod"
 
 
 __all__ = ["builds_a_model"]
