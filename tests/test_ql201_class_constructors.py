@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 import torch
 import torch.nn as nn
+from transformers import PreTrainedModel
 
 
 class Net(nn.Module):
@@ -117,6 +118,15 @@ class Loader:
     @classmethod
     def load(cls, path):
         return torch.jit.load(path)
+
+
+class Tiny(PreTrainedModel):
+    def __init__(self, config):
+        super().__init__(config)
+        self.bn = nn.BatchNorm2d(3)
+
+    def forward(self, x):
+        return self.bn(x)
 """
 
 SCRIPT = """\
@@ -125,7 +135,7 @@ import torch.nn as nn
 from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e, prepare_qat_pt2e
 from transformers import AutoModelForCausalLM
 
-from pkg.models import Config, Deeper, Frozen, Loader, Net, Overriding, Plain
+from pkg.models import Config, Deeper, Frozen, Loader, Net, Overriding, Plain, Tiny
 
 
 class Local(nn.Module):
@@ -197,6 +207,8 @@ QUIET = {
     "config-dataclass": "model = Config.default()",
     "loaded-program": "model = Loader.load('m.pt')",
     "installed-from-pretrained": "model = AutoModelForCausalLM.from_pretrained('gpt2')",
+    # A project class inheriting the installed library's `from_pretrained` (which evals).
+    "inherited-from-pretrained": "model = Tiny.from_pretrained('tiny')",
 }
 
 

@@ -68,6 +68,7 @@ class Lin(nn.Module):
 FACTORY = """\
 import torch
 import torch.nn as nn
+from transformers import AutoModelForCausalLM
 
 from pkg.models import Frozen, Lin, Net
 
@@ -134,6 +135,9 @@ class Factory:
 
     def program(self, path):
         return torch.export.load(path).module()
+
+    def pretrained(self, name):
+        return AutoModelForCausalLM.from_pretrained(name)
 
     @staticmethod
     def make_eval():
@@ -239,6 +243,7 @@ QUIET = {
     "instance-loaded-program": "model = Factory().load('m.pt')",
     "instance-exported-program": "model = Factory().program('m.pt2')",
     "instance-mode-free-model": "model = Factory().create_lin()",
+    "instance-installed-from-pretrained": "model = Factory().pretrained('gpt2')",
     "instance-subclass-overriding-the-factory": "model = Sub().create()",
     "instance-same-name-on-another-class": "model = Other().create()",
 }
