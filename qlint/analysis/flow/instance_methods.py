@@ -9,7 +9,8 @@ callers `project_callers` reads), whose method resolves along its module's bases
 wrapped) is not followed, unless its decorators only switch autograd (`mode_neutral`) or are
 the project's pass-throughs of arguments and result (`pass_through`). A method of another
 module's class is read when its body names a step (`method_words`) or when it returns a model
-it builds (`factory_methods`: `Factory().create()` returning `Net()`).
+it builds, of a module class of its own module (`factory_methods`: `Factory().create()`
+returning `Net()`).
 Whether every call of such a method is known is the verdicts' business (`confined_instances`).
 """
 
@@ -61,7 +62,7 @@ def method_summary(sem, attr: str, receiver: Obj) -> tuple[FunctionFlow, int] | 
         owner is not sem.owner
         and not names_a_step(owner, method)
         and not sem.owner.classes.followed(cls.scope.path)
-        and not builds_a_model(owner, method, holder)
+        and not builds_a_model(owner, method, holder, modules=True)
     ):
         return None  # names no step (`method_words`), is not of the module whose callers are
         # read, and builds nothing it returns (`factory_methods`)
