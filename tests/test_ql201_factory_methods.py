@@ -1,19 +1,20 @@
-"""QL201/QL202 follow a model a static or class method of another project module's class
-builds and returns (`m = Factory.make()`, `Factory.build(cfg)`), then captures (issue 14,
-items 3-6). An instance method of a factory object (`Factory().create()`) is not followed
-(yet): reading those too cost ExecuTorch's cold run over the budget.
+"""QL201/QL202 follow a model a static, class or instance method of another project module's
+class builds and returns (`m = Factory.make()`, `Factory.build(cfg)`, `Factory().create()`,
+`f = Factory(); f.create()`), then captures (issue 14, items 3-6; the instance methods and
+`cls(...)` at stop 65).
 
 Such a method was read only when its body names a mode switch, a capture or a PT2E step
 (`method_words`): a factory that only returns `Net()` was left unread, the model unknown, and a
 train-mode capture of it unreported. Now a method whose return builds (`factory_methods`: a
-class or function of its module or the project, `cls(...)`, a method on `cls` or such a class,
-a chain of calls on one, a name bound only to such calls) is read too, and the model flow
-decides what it returns.
+class or function of its module or the project, `cls(...)` in a class method, a method on
+`cls` or such a class, a chain of calls on one, a name bound only to such calls) is read too,
+and the model flow decides what it returns.
 
 Each case is checked alone (a one-file check of the script) and in a run over the whole
-repository, which must agree. Quiet look-alikes: a factory that evals before returning, one
-returning a loaded program, a mode-free model, a subclass overriding the factory, the same
-method name on another class.
+repository, which must agree. Quiet look-alikes, for a method called on the class and on an
+instance alike: a factory that evals before returning, one returning a loaded or exported
+program, a mode-free model, a subclass overriding the factory, the same method name on another
+class.
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ class Lin(nn.Module):
 FACTORY = """\
 import torch
 import torch.nn as nn
+from transformers import AutoModelForCausalLM
 
 from pkg.models import Frozen, Lin, Net
 
@@ -78,6 +80,21 @@ class Drop(nn.Module):
 
     def forward(self, x):
         return self.drop(x)
+
+
+class Still(Drop):
+    def __init__(self):
+        super().__init__()
+        self.eval()
+
+
+class Plain(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+
+    def forward(self, x):
+        return self.fc(x)
 
 
 def build_net():
@@ -115,7 +132,30 @@ class Factory:
         return model
 
     def create(self):
+        return Drop()
+
+    def create_imported(self):
         return Net()
+
+    def create_eval(self):
+        model = Drop()
+        model.eval()
+        return model
+
+    def create_lin(self):
+        return Plain()
+
+    def create_frozen(self):
+        return Still()
+
+    def load(self, path):
+        return torch.jit.load(path)
+
+    def program(self, path):
+        return torch.export.load(path).module()
+
+    def pretrained(self, name):
+        return AutoModelForCausalLM.from_pretrained(name)
 
     @staticmethod
     def make_eval():
@@ -139,10 +179,16 @@ class Sub(Factory):
     def make():
         return Net().eval()
 
+    def create(self):
+        return Drop().eval()
+
 
 class Other:
     @staticmethod
     def make():
+        return torch.export.load("model.pt2").module()
+
+    def create(self):
         return torch.export.load("model.pt2").module()
 """
 
@@ -191,6 +237,9 @@ LOUD = {
     "chain-on-cls": ("model = Factory.chained()", "BatchNorm2d"),
     "chain-of-calls": ("model = Factory.moved('cpu')", "BatchNorm2d"),
     "bound-then-returned": ("model = Factory.bound()", "BatchNorm2d"),
+    "alternate-constructor": ("model = Net.create()", "BatchNorm2d"),  # `cls()`: test_ql201_class_constructors
+    "instance-method": ("model = Factory().create()", "Dropout"),
+    "bound-instance": ("factory = Factory()\nmodel = factory.create()", "Dropout"),
 }
 
 
@@ -206,10 +255,18 @@ QUIET = {
     "loaded-program": "model = Factory.loaded('m.pt')",
     "mode-free-model": "model = Factory.make_lin()",
     "evaled-by-its-class": "model = Factory.frozen()",
-    # Not followed (yet): which class a class method's `cls` is (the model stays unknown).
-    "alternate-constructor": "model = Net.create()",
     "subclass-overriding-the-factory": "model = Sub.make()",
     "same-name-on-another-class": "model = Other.make()",
+    "instance-evaled-before-returning": "model = Factory().create_eval()",
+    "instance-loaded-program": "model = Factory().load('m.pt')",
+    "instance-exported-program": "model = Factory().program('m.pt2')",
+    "instance-mode-free-model": "model = Factory().create_lin()",
+    "instance-installed-from-pretrained": "model = Factory().pretrained('gpt2')",
+    "instance-subclass-overriding-the-factory": "model = Sub().create()",
+    "instance-same-name-on-another-class": "model = Other().create()",
+    # Not followed (yet): an instance method building a class imported from another module
+    # (only a module class of the factory's own module is read so: `builds_a_model(modules=True)`).
+    "instance-method-building-an-imported-class": "model = Factory().create_imported()",
 }
 
 
@@ -224,10 +281,14 @@ def test_qat_mirror(tmp_path):
     found = _found(tmp_path, "model = Factory.frozen()", prepare="prepare_qat_pt2e")
     assert [(code, row) for code, row, _ in found] == [("QL202", CAPTURE_ROW)]
     assert _found(tmp_path, "model = Factory.make()", prepare="prepare_qat_pt2e") == []
+    found = _found(tmp_path, "model = Factory().create_frozen()", prepare="prepare_qat_pt2e")
+    assert [(code, row) for code, row, _ in found] == [("QL202", CAPTURE_ROW)]
+    assert _found(tmp_path, "model = Factory().create()", prepare="prepare_qat_pt2e") == []
 
 
 GATE = """\
 import torch
+import torch.nn as nn
 
 from pkg.models import Net
 from pkg.helpers import build_elsewhere
@@ -271,13 +332,35 @@ class Factory:
 
     def run(self):
         return self.forward(1)
+
+    def block(self):
+        return Block()
+
+    @classmethod
+    def alternate(cls, cfg):
+        return cls(**cfg)
+
+    @staticmethod
+    def handed(factory):
+        return factory()
+
+
+class Base(nn.Module):
+    pass
+
+
+class Block(Base):
+    @classmethod
+    def alternate(cls, cfg):
+        return cls(**cfg)
 """
 
 
 def test_the_gate_reads_only_methods_that_build():
     # The cost gate: a method is read for what it returns only when a return constructs a
-    # class (directly, or through a builder of its module or a method of its class); a forward
-    # pass, a relay of a parameter, a library call and a call of any other function are not.
+    # class (directly, `cls(...)` in a class method of a module class, or through a builder of
+    # its module or a method of its class); a forward pass, a relay of a parameter, a library
+    # call, a callable handed in and a call of any other function are not.
     import ast
     from types import SimpleNamespace
 
@@ -288,4 +371,11 @@ def test_the_gate_reads_only_methods_that_build():
     owner = SimpleNamespace(scope=scope)
     holder = scope.classes["Factory"]
     read = {name for name, method in holder.methods.items() if builds_a_model(owner, method, holder)}
-    assert read == {"make", "helper", "chained"}
+    # `Factory.alternate`'s `cls(...)` builds a `Factory`, no module (`class_constructors.module_class`);
+    # `Block.alternate`'s builds a module (its base `Base` derives from `nn.Module`).
+    assert read == {"make", "helper", "chained", "block"}
+    # An instance method's test (`modules=True`): a module class of its own module only.
+    strict = {name for name, method in holder.methods.items() if builds_a_model(owner, method, holder, True)}
+    assert strict == {"block"}
+    block = scope.classes["Block"]
+    assert builds_a_model(owner, block.methods["alternate"], block)

@@ -2,14 +2,16 @@
 items 3-6).
 
 `m = Factory.make()` or `Factory.build(cfg)` (a static or class method called on the class,
-`class_calls`), where the method only returns `Net()`, then
+`class_calls`), or `m = Factory().create()` (an instance method of a factory object,
+`instance_methods`), where the method only returns `Net()`, then
 `prepare_pt2e(export(m, ...).module(), q)`: the model starts in train mode. Another module's
 method is read only when its body names a mode switch, a capture or a PT2E step
 (`method_words`: reading every such method cost ExecuTorch's cold run ~11% more bodies), so a
 factory that only builds was left unread and its model unknown.
 
 Such a method is read too when one of its returns constructs a class: one its module defines
-or imports from the project by a CapWords name (`Net()`), with calls on the result in a chain
+or imports from the project by a CapWords name (`Net()`), `cls(...)` in a class method (the
+class it is called on, `class_constructors`), with calls on the result in a chain
 (`Net().to(device)`), or a name the method binds only to such calls (`model = Net()` ...
 `return model`); or returns what a function of its module, a method of its own class called on
 `cls`/`self` with none of its parameters (`cls.make()`), or a method of a class of its module
@@ -18,16 +20,25 @@ statements and the assignments of the names they return, in the module already p
 lookup. A first gate that took any call of a project name, `self`'s methods included, cost
 ExecuTorch's cold run +0.9% instructions (budget +0.3%). The model flow then decides what the
 return really is (`Net().eval()` is an eval-mode model, a mode-free class keeps the capture
-quiet, a loaded program is unknown). Not followed: `cls(...)` (the flow does not know which
-class a class method's `cls` is), a builder function imported from another module, and an
-instance method of a factory object (`Factory().create()`, `instance_methods`): with those
-read too, ExecuTorch's cold run cost +0.66% instructions.
+quiet, a loaded program is unknown). An instance method (`instance_methods`, asked once its
+receiver is one construction of a top-level class of another project module) is read only when
+it builds a class its own module shows to be a module (`modules=True`: `class_constructors.
+module_class`, no class imported). Read for any construction, as a class call is, instance
+methods made ExecuTorch's cold run analyse 26 more bodies (an analyzer whose `analyze` returns a
+report dataclass, graph passes whose `call` returns a result, and what they call), and with
+`cls(...)` read for any class too (15 more: configs' `from_dict`, stages' `from_recipe`) it cost
++1.2% instructions (65,163.5 M against 33ded9e5's 64,412.0 M); with this test only its
+examples' factories are read (`EmformerRnnt*Model().get_eager_model()`, 3 bodies), and its
+cold run is 64,468.0 M (+0.09%; ao 11,621.3 M against 11,622.1 M).
+Not followed: a builder function imported from another module, and an instance method building
+a class imported from another module.
 """
 
 from __future__ import annotations
 
 import ast
 
+from qlint.analysis.flow.class_constructors import module_class
 from qlint.analysis.flow.forwarded_graphs import LIBRARY_ROOTS
 from qlint.analysis.tree_walk import walk, walk_kinds
 
@@ -37,39 +48,46 @@ _KINDS = frozenset({ast.Return, ast.Assign, ast.AugAssign, ast.AnnAssign})
 _LEVELS = 2  # builders of builders
 
 
-def builds_a_model(owner, method: ast.AST, holder) -> bool:
+def builds_a_model(owner, method: ast.AST, holder, modules: bool = False) -> bool:
     """Whether one of `method`'s returns (a def of `holder`, a class scope of `owner`'s module;
-    `owner` is that module's `ModelFlow`) constructs a class of its module or the project."""
+    `owner` is that module's `ModelFlow`) constructs a class of its module or the project.
+    `modules`: only a class its module shows to be a module counts (`class_constructors.
+    module_class`), none imported: the test for an instance method (`instance_methods`)."""
     scope = owner.scope
     known = scope.__dict__.setdefault(_KEY, {})
-    found = known.get(id(method))
+    found = known.get((id(method), modules))
     if found is None or found[0] is not method or found[1] is not holder:
-        found = known[id(method)] = (method, holder, _builds(method, scope, holder, _LEVELS))
+        found = known[(id(method), modules)] = (method, holder, _builds(method, scope, holder, _LEVELS, modules))
     return found[2]
 
 
-def _builds(func: ast.AST, scope, holder, levels: int) -> bool:
+def _builds(func: ast.AST, scope, holder, levels: int, modules: bool = False) -> bool:
     args = func.args
     params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)} - _OWN
+    # A class method's `cls` (its first parameter, whatever its name): `cls(...)` builds, in a
+    # class its module shows to be a module (`class_constructors.module_class`).
+    own = args.args[0].arg if holder is not None and args.args and _class_method(func) else None
+    if own is not None and not module_class(scope, holder):
+        own = None
     returned: set[str] = set()
     bound: dict[str, bool] = {}
     for node in walk_kinds(func, _KINDS):
         if isinstance(node, ast.Return) and node.value is not None:
             value = node.value
-            if isinstance(value, ast.Call) and _built(value, scope, holder, params, levels):
+            if isinstance(value, ast.Call) and _built(value, scope, holder, params, own, levels, modules):
                 return True
             if isinstance(value, ast.Name):
                 returned.add(value.id)
         elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             name = node.targets[0].id
-            built = isinstance(node.value, ast.Call) and _built(node.value, scope, holder, params, levels)
+            built = isinstance(node.value, ast.Call) and _built(node.value, scope, holder, params, own, levels, modules)
             bound[name] = bound.get(name, True) and built
         elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and isinstance(node.target, ast.Name):
             bound[node.target.id] = False  # rebound some other way: not only such calls
     return any(bound.get(name, False) for name in returned)
 
 
-def _built(call: ast.Call, scope, holder, params: set[str], levels: int) -> bool:
+def _built(call: ast.Call, scope, holder, params: set[str], own: str | None, levels: int, modules: bool) -> bool:
     """The call, or the head of its chain of calls (`Net().to(device)`), constructs a class of
     the module or the project, or calls a builder of the module (`_builds`, a level down)."""
     while isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Call):
@@ -77,15 +95,20 @@ def _built(call: ast.Call, scope, holder, params: set[str], levels: int) -> bool
     func = call.func
     if isinstance(func, ast.Name):
         name = func.id
+        if name == own:
+            return True  # `cls(...)` in a class method: an instance of the class (`class_constructors`)
+        if name in params:
+            return False  # a callable handed in: it may return anything
         if name in scope.assigns:
             return False  # a module-level value: what it holds is not read here
         full = scope.imports.get(name)
         if full is not None:  # a class imported from the project, by its CapWords name
-            return full.partition(".")[0] not in LIBRARY_ROOTS and full.rpartition(".")[2][:1].isupper()
+            capwords = full.partition(".")[0] not in LIBRARY_ROOTS and full.rpartition(".")[2][:1].isupper()
+            return capwords and not modules
         if name in scope.classes:
-            return True
+            return not modules or module_class(scope, scope.classes[name])
         builder = scope.functions.get(name)
-        return builder is not None and levels > 0 and _builds(builder, scope, None, levels - 1)
+        return builder is not None and levels > 0 and _builds(builder, scope, None, levels - 1, modules)
     if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)) or levels == 0:
         return False
     head = func.value.id  # `cls.make()`, `self._build()`, `Nets.tiny()`
@@ -98,7 +121,12 @@ def _built(call: ast.Call, scope, holder, params: set[str], levels: int) -> bool
     else:
         return False
     method = cls.methods.get(func.attr)
-    return method is not None and _builds(method, scope, cls, levels - 1)
+    return method is not None and _builds(method, scope, cls, levels - 1, modules)
+
+
+def _class_method(func: ast.AST) -> bool:
+    decorators = func.decorator_list
+    return len(decorators) == 1 and isinstance(decorators[0], ast.Name) and decorators[0].id == "classmethod"
 
 
 __all__ = ["builds_a_model"]

@@ -7,7 +7,10 @@ every origin is one construction of a top-level class of this module (or of the 
 callers `project_callers` reads), whose method resolves along its module's bases
 (`class_methods.method_of`); a decorated method (static, class, a property, anything
 wrapped) is not followed, unless its decorators only switch autograd (`mode_neutral`) or are
-the project's pass-throughs of arguments and result (`pass_through`).
+the project's pass-throughs of arguments and result (`pass_through`). A method of another
+module's class is read when its body names a step (`method_words`) or when it returns a model
+it builds, of a module class of its own module (`factory_methods`: `Factory().create()`
+returning `Net()`).
 Whether every call of such a method is known is the verdicts' business (`confined_instances`).
 """
 
@@ -16,6 +19,7 @@ from __future__ import annotations
 import ast
 import os
 
+from qlint.analysis.flow.factory_methods import builds_a_model
 from qlint.analysis.flow.function_flows import FunctionFlow
 from qlint.analysis.flow.inherited_methods import inherited_method
 from qlint.analysis.flow.method_words import names_a_step
@@ -54,8 +58,14 @@ def method_summary(sem, attr: str, receiver: Obj) -> tuple[FunctionFlow, int] | 
     owner, method, holder = found
     if method.decorator_list and not transparent(owner, method.decorator_list):
         return None
-    if owner is not sem.owner and not names_a_step(owner, method) and not sem.owner.classes.followed(cls.scope.path):
-        return None  # names no step (`method_words`), and is not of the module whose callers are read
+    if (
+        owner is not sem.owner
+        and not names_a_step(owner, method)
+        and not sem.owner.classes.followed(cls.scope.path)
+        and not builds_a_model(owner, method, holder, modules=True)
+    ):
+        return None  # names no step (`method_words`), is not of the module whose callers are
+        # read, and builds nothing it returns (`factory_methods`)
     flow = owner.function(method, holder)
     return (flow, 1) if flow is not None else None
 

@@ -14,6 +14,7 @@ import weakref
 
 from qlint.analysis.flow.built_models import Built
 from qlint.analysis.flow.changed_tables import changed_in
+from qlint.analysis.flow.class_constructors import own_class
 from qlint.analysis.flow.constructed_values import construct, is_module
 from qlint.analysis.flow.function_flows import CallSite
 from qlint.analysis.flow.model_apis import is_class_call, key
@@ -86,11 +87,13 @@ class Builds:
             return built
         index = self.sem.owner.classes
         cls = index.resolve(node.func, self.sem.resolver, self.sem.classes, name)
+        own = own_class(self.sem, node) if cls is None else None  # `cls(...)` in a classmethod
+        cls = cls or own
         if cls is None and (
             not is_class_call(name, node.func) or index.names_function(node.func, self.sem.resolver, name)
         ):
             return None
-        written = ".".join(dotted_parts(node.func) or ()) or (name or "the model")
+        written = own.name if own is not None else ".".join(dotted_parts(node.func) or ()) or (name or "the model")
         built = self.cache[id(node)] = Built(node, cls, self.sem.resolver, index, written, func=self.sem.walk.func)
         return built
 

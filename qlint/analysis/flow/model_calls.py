@@ -19,6 +19,7 @@ from qlint.analysis.flow import helper_calls
 from qlint.analysis.flow.applied_lambdas import applied_lambda, lambda_switch
 from qlint.analysis.flow.callbacks import CallbackLinks
 from qlint.analysis.flow.called_lambdas import called_lambda, run_lambda
+from qlint.analysis.flow.class_constructors import as_called_class, own_class
 from qlint.analysis.flow.closure_switches import closure_switches
 from qlint.analysis.flow.field_instances import field_instances
 from qlint.analysis.flow.function_flows import Capture, FunctionFlow, ModeSwitch, Sink
@@ -219,8 +220,9 @@ class CallSemantics:
                 from qlint.analysis.flow.switched_fields import switch_fields
 
                 switch_fields(self, node, callee, receiver, env)  # `Wrapper(model).prepare()`
-            return helper_calls.apply(self, node, *summary, receiver, args, kwargs, env)
-        if isinstance(func, ast.Name):
+            result = helper_calls.apply(self, node, *summary, receiver, args, kwargs, env)
+            return as_called_class(self, node, result, env) if offset else result  # `Deeper.create()`
+        if isinstance(func, ast.Name) and (self.class_scope is None or own_class(self, node) is None):
             if (graph := env.vars.get(func.id)) is not None:
                 self.results.forward(graph, node)  # `prepared(*inputs)`: a calibration pass
             self.callbacks.called(node, func.id, env, args, kwargs)
