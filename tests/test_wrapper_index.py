@@ -404,3 +404,33 @@ def test_a_relative_path_is_rooted_from_the_working_directory_it_is_asked_in(tmp
         monkeypatch.chdir(tmp_path / name)
         roots.append(index_roots.root_for(os.path.join("pkg", "m.py")))
     assert roots == [str(tmp_path / "a"), str(tmp_path / "b"), str(tmp_path / "a")]
+
+
+def test_no_index_past_its_limit_of_names_and_the_same_findings(tmp_path, monkeypatch):
+    """A root whose index would hold more than `_MAX_NAMES` names gets none (it would rule out
+    too few lookups to pay for its making: a copy of the installed torch, 8,600): the search
+    looks every name up, and a run finds what it finds with the index."""
+    pkg = _project(tmp_path)
+    with_index = _findings(tmp_path, use_cache=False)
+    assert with_index == {"passes.py": [7]}
+    assert wrapper_index.build(str(tmp_path)) is not None
+    # graph_utils' insert_op and its re-exported name `put`: two names.
+    monkeypatch.setattr(wrapper_index, "_MAX_NAMES", 1)
+    assert wrapper_index.build(str(tmp_path)) is None
+    wrapper_index.enable(None)
+    try:
+        assert wrapper_index.index_for(str(pkg / "passes.py"), ProjectIndex()) is None
+    finally:
+        wrapper_index.disable()
+    assert _findings(tmp_path, use_cache=False) == with_index
+    assert _findings(tmp_path) == with_index
+    assert _findings(tmp_path) == with_index  # warm: no index kept, nothing depends on one
+
+
+def test_the_limit_counts_every_name_found(tmp_path):
+    from qlint.analysis.graphs.wrapper_candidates import TooManyNames
+
+    wrapper = ModuleText("def insert_op(graph, op, args):\n    return graph.call_function(op, args)\n", "g.py")
+    assert candidates([wrapper], [("insert_op", "put")], limit=2) == ({"insert_op", "put"}, set())
+    with pytest.raises(TooManyNames):
+        candidates([wrapper], [("insert_op", "put")], limit=1)

@@ -313,12 +313,18 @@ def _called_pattern(name: str) -> re.Pattern:
     return re.compile(re.escape(name) + r"\b(?=[\s\\)]*\()")
 
 
+class TooManyNames(Exception):
+    """`candidates` found more names than its `limit`: an index of them would rule out too few
+    lookups to pay for itself (`wrapper_index._MAX_NAMES`)."""
+
+
 def candidates(
     modules: list[ModuleText],
     renames: list[tuple[str, str]],
     more: Callable[..., list[ModuleText]] | None = None,
     instances: bool = True,
     links: int = 1,
+    limit: int | None = None,
 ) -> tuple[set[str], set[str]]:
     """(function names, class names) that may be wrappers, with the names `renames` (`X as
     Y` pairs) bind them to. `modules`: those that insert; `more(new, known, paths)`: the
@@ -405,6 +411,8 @@ def candidates(
             known = _closure(classes | new_classes, by_source)
         new_functions = _closure(new_functions, by_source) - functions
         new_classes = _closure(new_classes, by_source) - classes
+        if limit is not None and len(functions) + len(classes) + len(new_functions) + len(new_classes) > limit:
+            raise TooManyNames
         new_toplevel = _closure(new_toplevel, by_source) - toplevel
         new_toplevel_classes = _closure(new_toplevel_classes, by_source) - toplevel_classes
         if not new_functions and not new_classes:

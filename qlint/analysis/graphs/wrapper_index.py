@@ -48,6 +48,13 @@ from qlint.analysis.skipped_dirs import SKIP_DIRS
 from qlint.value_classes import value_class
 
 _MAX_FILES = 60_000
+# Past this many names (of wrappers, or of QL101's sink helpers) a root gets no index: the
+# search looks every name up, as where a link leads out of the root. A copy of the installed
+# torch, out of site-packages, found 8,600 and 8,300: an index ruling out few lookups, whose
+# making cost a cold run 24-31 s of CPU against 7.2-7.5 s without (the same findings, and the
+# first edited checks of observer.py, symbolic_shapes.py and inductor's ir.py within the
+# noise of each other). ExecuTorch finds 187 and 602, ao 6 and 56.
+_MAX_NAMES = 3_000
 _SKIPPED = tuple(d for d in SKIP_DIRS if d.isidentifier())  # the ones a dotted name can pass through
 
 
@@ -314,11 +321,12 @@ def build(root: str, store=None, listed: dict[str, Listing] | None = None, part=
     """Read the project under `root` once (listed, or from the directories in `listed`): the
     functions and classes of its inserting modules that may be wrappers, and every name
     re-exports bind them to. None where a symbolic link leads out of the root (the helper
-    search may resolve modules there, which the listing does not walk). `part`: the first
+    search may resolve modules there, which the listing does not walk), or past `_MAX_NAMES`
+    names (an index ruling out too few lookups to pay for its making). `part`: the first
     modules, read by another child (`wrapper_reads.FirstPart`, in the index's child)."""
     # Imported here: only building the index reads module texts (see `Reads.read`).
     from qlint.analysis.graphs import wrapper_reads
-    from qlint.analysis.graphs.wrapper_candidates import candidates
+    from qlint.analysis.graphs.wrapper_candidates import TooManyNames, candidates
 
     links: list[str] = []
     dirs: list[str] = []
@@ -332,10 +340,13 @@ def build(root: str, store=None, listed: dict[str, Listing] | None = None, part=
     from qlint.analysis.graphs.wrapper_chains import CHAIN_LINKS
 
     renames = reads.renames
-    functions, classes = candidates(reads.sinks, renames, reads.chains.more, links=CHAIN_LINKS)
-    sink_functions, sink_classes = candidates(
-        reads.ql101, renames, reads.ql101_chains.more, instances=False, links=CHAIN_LINKS
-    )
+    try:
+        functions, classes = candidates(reads.sinks, renames, reads.chains.more, links=CHAIN_LINKS, limit=_MAX_NAMES)
+        sink_functions, sink_classes = candidates(
+            reads.ql101, renames, reads.ql101_chains.more, instances=False, links=CHAIN_LINKS, limit=_MAX_NAMES
+        )
+    except TooManyNames:
+        return None
     snapshot = wrapper_record.take_snapshot(dirs, reads.stats, links, started)
     record = wrapper_record.Record(root, functions, classes, reads.stats, sink_functions, sink_classes, snapshot)
     if store is not None:
