@@ -26,9 +26,10 @@ run. The language server and one-file runs keep the exact search, whose dependen
 modules it read. The index decides no answer, only which lookups are spared: the search
 follows wrapper chains as deep without it, in a root it would cover (`index_roots`,
 `Forwarding.chain_links`), so those runs answer as a run with the index does; a root it
-cannot vouch for (a link out of it, past `_MAX_FILES`) is read as deep, every name looked up.
-A file answered from the set depends on it (`wrapper_record.dependency`, with the set's
-digest), which the results cache checks without the analysis.
+cannot vouch for (a link out of it, past `_MAX_FILES`), or where the index would hold more
+than `_MAX_NAMES` names, is read as deep, every name looked up. A file answered from the set
+depends on it (`wrapper_record.dependency`, with the set's digest), which the results cache
+checks without the analysis.
 """
 
 from __future__ import annotations
