@@ -13,6 +13,7 @@ import pytest
 from qlint.analysis.names.project import ProjectIndex
 from qlint.engine import check_source
 from qlint.fixes import fix_text
+from qlint.runner import run_check
 from qlint.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -137,6 +138,21 @@ def check_file(path: Path, select=("QL",), project: ProjectIndex | None = None):
     result = check_source(path.read_text(), str(path), settings_for(select), project)
     assert not result.errors, result.errors
     return result
+
+
+def alone_and_in_run(script: Path, root: Path, select, cache_dir: Path) -> list[tuple[str, int, str]]:
+    """(code, row, message) of `script`'s findings in a one-file run, which a run over the
+    repository at `root` must give too (pre-commit and CI agree)."""
+    alone = [(d.code, d.range.start.row, d.message) for d in check_file(script, select).diagnostics]
+    run = run_check([str(root)], Settings(select=select, root=root, cache_dir=cache_dir), use_cache=False, jobs=1)
+    together = [
+        (d.code, d.range.start.row, d.message)
+        for r in run.results
+        if os.path.basename(r.path) == script.name
+        for d in r.diagnostics
+    ]
+    assert together == alone
+    return alone
 
 
 def rows_of(diagnostics) -> list[int]:

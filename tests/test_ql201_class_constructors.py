@@ -16,14 +16,11 @@ class, a config dataclass's `cls()`, a classmethod returning a loaded program, H
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-from qlint.runner import run_check
-from qlint.settings import Settings
-from tests.conftest import check_file, package_repository
+from tests.conftest import alone_and_in_run, package_repository
 
 MODELS = """\
 from dataclasses import dataclass
@@ -166,18 +163,7 @@ def _found(tmp_path: Path, body: str, prepare: str = "prepare_pt2e") -> list[tup
     script = root / "scripts" / "run.py"
     script.parent.mkdir()
     script.write_text(SCRIPT.format(body=body.replace("\n", "\n    "), prepare=prepare))
-    select = ("QL201", "QL202")
-    alone = [(d.code, d.range.start.row, d.message) for d in check_file(script, select).diagnostics]
-    settings = Settings(select=select, root=root, cache_dir=root.parent / f"{root.name}-cache")
-    run = run_check([str(root)], settings, use_cache=False, jobs=1)
-    together = [
-        (d.code, d.range.start.row, d.message)
-        for r in run.results
-        if os.path.basename(r.path) == "run.py"
-        for d in r.diagnostics
-    ]
-    assert together == alone
-    return alone
+    return alone_and_in_run(script, root, ("QL201", "QL202"), root.parent / f"{root.name}-cache")
 
 
 LOUD = {

@@ -8,15 +8,12 @@ repository, which must agree (flows of other modules are kept and reused across 
 
 from __future__ import annotations
 
-import os
 import textwrap
 from pathlib import Path
 
 import pytest
 
-from qlint.runner import run_check
-from qlint.settings import Settings
-from tests.conftest import check_file, codes, lint, package_repository, rows_of
+from tests.conftest import alone_and_in_run, check_file, codes, lint, package_repository, rows_of
 from tests.snippets import CATCHING_TRACED
 
 READY = (
@@ -188,13 +185,7 @@ def _rows(tmp_path: Path, body: str, prepare: str = "prepare_pt2e") -> list[int]
     script.parent.mkdir()
     body = textwrap.indent(textwrap.dedent(body), "    ").strip()
     script.write_text(SCRIPT.format(body=body, prepare=prepare))
-    select = ("QL201", "QL202")
-    alone = rows_of(check_file(script, select).diagnostics)
-    settings = Settings(select=select, root=root, cache_dir=tmp_path / "cache")
-    run = run_check([str(root)], settings, use_cache=False, jobs=1)
-    together = [d.range.start.row for r in run.results if os.path.basename(r.path) == "run.py" for d in r.diagnostics]
-    assert together == alone
-    return alone
+    return [row for _, row, _ in alone_and_in_run(script, root, ("QL201", "QL202"), tmp_path / "cache")]
 
 
 QUIET = {
