@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
+import subprocess
+import sys
 import textwrap
 import time
 from pathlib import Path
@@ -153,6 +156,21 @@ def alone_and_in_run(script: Path, root: Path, select, cache_dir: Path) -> list[
     ]
     assert together == alone
     return alone
+
+
+def json_findings(repo: Path, *args: str, stdin: str | None = None) -> list[dict]:
+    """`qlint check --exit-zero --output-format json ARGS` run as a user runs it, in a process
+    started in `repo` with this checkout's qlint: its findings as decoded."""
+    proc = subprocess.run(
+        [sys.executable, "-P", "-m", "qlint", "check", "--exit-zero", "--output-format", "json", *args],
+        input=stdin,
+        cwd=repo,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout or "[]")
 
 
 def rows_of(diagnostics) -> list[int]:

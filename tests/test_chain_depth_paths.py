@@ -11,18 +11,13 @@ then each path, every answer compared with `qlint check --no-cache` over the tre
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import old_file
+from tests.conftest import json_findings, old_file
 from tests.test_ql102_imported_wrappers import GRAPH_UTILS
-
-_SOURCE = str(Path(__file__).resolve().parent.parent)
 
 # graph_utils <- mid <- b <- passes: two modules that insert nothing between the pass and
 # the wrapper.
@@ -55,18 +50,7 @@ OTHERS = {f"m{i}": f"import os\n\n\ndef f{i}(x):\n    return os.path.join(x)\n" 
 
 
 def _qlint(repo: Path, *args: str, stdin: str | None = None) -> list[tuple]:
-    env = {**os.environ, "PYTHONPATH": _SOURCE}
-    command = [sys.executable, "-P", "-m", "qlint", "check", "--select", "QL101,QL102", "--exit-zero"]
-    proc = subprocess.run(
-        [*command, "--output-format", "json", *args],
-        input=stdin,
-        cwd=repo,
-        env=env,
-        capture_output=True,
-        text=True,
-    )
-    assert proc.returncode == 0, proc.stderr
-    found = json.loads(proc.stdout or "[]")
+    found = json_findings(repo, "--select", "QL101,QL102", *args, stdin=stdin)
     return sorted((os.path.relpath(d["filename"], repo), d["location"]["row"], d["code"]) for d in found)
 
 

@@ -9,15 +9,13 @@ The runs are real processes sharing one `--cache-dir`, as pre-commit's and an ed
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import old_file, old_package
+from tests.conftest import json_findings, old_file, old_package
 
 FLOWS = """\
 import torch
@@ -146,17 +144,7 @@ def repo(tmp_path) -> Path:
 
 
 def _qlint(repo: Path, *args: str, stdin: str | None = None) -> list[tuple]:
-    env = {**os.environ, "PYTHONPATH": _SOURCE}
-    proc = subprocess.run(
-        [sys.executable, "-P", "-m", "qlint", "check", "--exit-zero", "--output-format", "json", *args],
-        input=stdin,
-        cwd=repo,
-        env=env,
-        capture_output=True,
-        text=True,
-    )
-    assert proc.returncode == 0, proc.stderr
-    found = json.loads(proc.stdout or "[]")
+    found = json_findings(repo, *args, stdin=stdin)
     return sorted(
         (os.path.relpath(d["filename"], repo), d["location"]["row"], d["location"]["column"], d["code"], d["message"])
         for d in found
