@@ -39,8 +39,8 @@ def own_class(sem, node: ast.Call) -> ModelClass | None:
     func, method, holder = node.func, sem.walk.func, sem.class_scope
     if not isinstance(func, ast.Name) or holder is None or not isinstance(method, ast.FunctionDef):
         return None
-    decorators, params = method.decorator_list, method.args.args
-    if len(decorators) != 1 or not isinstance(decorators[0], ast.Name) or decorators[0].id != "classmethod":
+    params = method.args.args
+    if not is_class_method(method):
         return None
     if not params or params[0].arg != func.id or holder.methods.get(method.name) is not method:
         return None
@@ -49,6 +49,12 @@ def own_class(sem, node: ast.Call) -> ModelClass | None:
     if top is None or top.node is not holder.node or not calls_own_class(method, node):
         return None  # a class written in a function or in another class: not read so
     return ModelClass(holder.node, scope) if module_class(scope, top) else None
+
+
+def is_class_method(func: ast.FunctionDef) -> bool:
+    """`func` is decorated `@classmethod` and nothing else."""
+    decorators = func.decorator_list
+    return len(decorators) == 1 and isinstance(decorators[0], ast.Name) and decorators[0].id == "classmethod"
 
 
 def module_class(scope, cls, depth: int = 0) -> bool:
@@ -130,4 +136,4 @@ def _starts_alike(called: ModelClass, writer: ModelClass) -> bool:
     return sets_eval(called) == sets_eval(writer) and evals_parts(called) == evals_parts(writer)
 
 
-__all__ = ["as_called_class", "own_class"]
+__all__ = ["as_called_class", "is_class_method", "module_class", "own_class"]

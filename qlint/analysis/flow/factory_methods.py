@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import ast
 
-from qlint.analysis.flow.class_constructors import module_class
+from qlint.analysis.flow.class_constructors import is_class_method, module_class
 from qlint.analysis.flow.forwarded_graphs import LIBRARY_ROOTS
 from qlint.analysis.tree_walk import walk, walk_kinds
 
@@ -66,7 +66,7 @@ def _builds(func: ast.AST, scope, holder, levels: int, modules: bool = False) ->
     params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)} - _OWN
     # A class method's `cls` (its first parameter, whatever its name): `cls(...)` builds, in a
     # class its module shows to be a module (`class_constructors.module_class`).
-    own = args.args[0].arg if holder is not None and args.args and _class_method(func) else None
+    own = args.args[0].arg if holder is not None and args.args and is_class_method(func) else None
     if own is not None and not module_class(scope, holder):
         own = None
     returned: set[str] = set()
@@ -122,11 +122,6 @@ def _built(call: ast.Call, scope, holder, params: set[str], own: str | None, lev
         return False
     method = cls.methods.get(func.attr)
     return method is not None and _builds(method, scope, cls, levels - 1, modules)
-
-
-def _class_method(func: ast.AST) -> bool:
-    decorators = func.decorator_list
-    return len(decorators) == 1 and isinstance(decorators[0], ast.Name) and decorators[0].id == "classmethod"
 
 
 __all__ = ["builds_a_model"]
