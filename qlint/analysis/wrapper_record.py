@@ -13,6 +13,22 @@ The names of the helpers that forward to QL101's default sinks (`sink_index`) ar
 same record, under the same dependency: a file holding one of those sinks or names can change
 them, and nothing else can.
 
+A root whose index would hold more than `wrapper_index._MAX_NAMES` names gets none, and the
+making of it is given up once the names found pass that limit (a torch-sized checkout:
+~4.8 s of CPU, then every name looked up, as without an index). Its record is then a marker
+of "no index here" (`too_many`: the files the names found so far were read from), kept and
+checked as a record of names is, so that a run taking it gives the making up before it
+starts. The names found up to the limit came from those files alone: the modules that
+insert or name one of QL101's sinks, and the modules read as links of a wrapper chain (a
+file read for no such reason gave none of the names, and no edit of it can take one away;
+one that comes to hold a sink or to call a name found can only add names). So the marker holds
+while none of those files moved or went, and no file that moved or came holds a sink now;
+then nothing it stands for can have shrunk. The one thing it does not follow is a rename (`X
+as Y`) in a file read for nothing else: dropping it drops the name it binds, one per rename,
+where the marker stands for a count past the limit (torch's copy: 8,600 and 8,300 names
+against 3,000). The index decides no answer, only which lookups are spared
+(`wrapper_index`): a marker kept past its time costs lookups, never a finding.
+
 Standard library only (plus the listing): a warm run imports none of the analysis. Kept on
 disk by `qlint.wrapper_store`, beside the results cache.
 """
@@ -91,11 +107,15 @@ class Record:
         sink_classes=(),
         snapshot: Snapshot | None = None,
         digest: str | None = None,
+        too_many: Iterable[str] | None = None,
     ):
         """`stats`: path -> the stat each file was read at; None with a `snapshot`, whose
         files and stats they are (read back from the store: the table is made only when
-        the long check needs it). `digest`: `digest_of` the names, as the store kept it."""
+        the long check needs it). `digest`: `digest_of` the names, as the store kept it.
+        `too_many`: the record is the marker of a root with no index (its names passed the
+        limit), and these are the files the names found before were read from."""
         self.root = root
+        self.too_many = frozenset(too_many) if too_many is not None else None
         self.functions = frozenset(functions)
         self.classes = frozenset(classes)
         # QL101's: the functions and classes that may forward a parameter to its default sinks.
@@ -112,6 +132,11 @@ class Record:
             digest = digest_of(self.functions, self.classes, self.sink_functions, self.sink_classes)
         self.digest = digest
         self.dirty = False  # stats taken in since it was read: worth writing back
+
+    @property
+    def indexed(self) -> bool:
+        """Whether the record holds the root's names (not the marker of a root with none)."""
+        return self.too_many is None
 
     @property
     def stats(self) -> dict[str, tuple[int, int] | None]:
@@ -131,6 +156,7 @@ class Record:
             "sink_functions": sorted(self.sink_functions),
             "sink_classes": sorted(self.sink_classes),
             "digest": self.digest,
+            "too_many": sorted(self.too_many) if self.too_many is not None else None,
         }
         if self.snapshot is not None:
             return {**names, "stats": None, "snapshot": self.snapshot.to_data()}
@@ -159,6 +185,8 @@ class Record:
         moved = [p for p in files if _moved(stats.get(p), stat(p))]
         gone = stats.keys() - set(files)
         if moved or gone:
+            if self.too_many is not None and not self.too_many.isdisjoint([*moved, *gone]):
+                return False  # a file the names were found in: they may be fewer now
             relevant = _relevance(self.functions | self.classes | self.sink_functions | self.sink_classes)
             for path in [*moved, *gone]:
                 if _holds(path, relevant):
@@ -215,7 +243,10 @@ def from_data(payload, root: str) -> Record | None:
         digest = payload["digest"]
         if type(digest) is not str:
             return None
-        return Record(root, functions, classes, stats, sink_functions, sink_classes, snapshot, digest)
+        too_many = payload["too_many"]
+        if too_many is not None and not all(type(p) is str for p in too_many):
+            return None
+        return Record(root, functions, classes, stats, sink_functions, sink_classes, snapshot, digest, too_many)
     except (ValueError, TypeError, KeyError, AttributeError):
         return None
 
