@@ -114,3 +114,22 @@ def test_the_marker_stands_for_no_index_in_the_results_cache(tmp_path, past_limi
     _touch_others(past_limit)
     assert Cache.for_settings(settings)._wrapper_digest(dependency) is None  # the long way
     assert made == []
+
+
+def test_an_edit_of_a_chain_module_alone_keeps_it(tmp_path, monkeypatch):
+    """A module calling a wrapper (a link of a chain) is not followed: an edit of it, even one
+    dropping the call, keeps the marker (it stands for a count past the limit, and decides
+    no finding), and the run finds what a run without a cache does."""
+    pkg = _project(tmp_path)
+    helpers = (
+        "from pkg.graph_utils import insert_op\n\n\ndef add_relu(graph, op):\n    return insert_op(graph, op, ())\n"
+    )
+    old_file(pkg / "helpers.py", helpers)
+    monkeypatch.setattr(wrapper_index, "_MAX_NAMES", 1)
+    assert _findings(tmp_path) == {"passes.py": [7]}
+    made = _makings(monkeypatch)
+    old_file(pkg / "helpers.py", helpers.replace("return insert_op(graph, op, ())", "return op"))
+    _touch_others(pkg)
+    assert _findings(tmp_path) == {"passes.py": [7]}
+    assert made == []
+    assert _findings(tmp_path, use_cache=False) == {"passes.py": [7]}

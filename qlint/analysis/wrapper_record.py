@@ -16,18 +16,19 @@ them, and nothing else can.
 A root whose index would hold more than `wrapper_index._MAX_NAMES` names gets none, and the
 making of it is given up once the names found pass that limit (a torch-sized checkout:
 ~4.8 s of CPU, then every name looked up, as without an index). Its record is then a marker
-of "no index here" (`too_many`: the files the names found so far were read from), kept and
-checked as a record of names is, so that a run taking it gives the making up before it
-starts. The names found up to the limit came from those files alone: the modules that
-insert or name one of QL101's sinks, and the modules read as links of a wrapper chain (a
-file read for no such reason gave none of the names, and no edit of it can take one away;
-one that comes to hold a sink or to call a name found can only add names). So the marker holds
-while none of those files moved or went, and no file that moved or came holds a sink now;
-then nothing it stands for can have shrunk. The one thing it does not follow is a rename (`X
-as Y`) in a file read for nothing else: dropping it drops the name it binds, one per rename,
-where the marker stands for a count past the limit (torch's copy: 8,600 and 8,300 names
-against 3,000). The index decides no answer, only which lookups are spared
-(`wrapper_index`): a marker kept past its time costs lookups, never a finding.
+of "no index here" (`too_many`: the modules that insert, or name one of QL101's sinks, when
+it was made), kept and checked as a record of names is, so that a run taking it gives the
+making up before it starts. Every name starts from one of those modules (a wrapper inserts,
+or calls a wrapper), so the marker is made again when one of them moved or went, or when a
+file that moved or came holds a sink now (a module that came to insert); else it holds. What
+it does not follow is an edit of a module on a chain between them (one calling a wrapper, or
+re-exporting one), which can take away the names reached through it alone: read as the
+index reads them, such modules are a large part of a large tree, and following them made
+the marker again after nearly any edit (the copy of torch: an edit of 28 modules of
+`nn/modules`, none holding a sink). The marker stands for a count past the limit (torch's
+copy: 8,600 and 8,300 names against 3,000), and the index decides no answer, only which
+lookups are spared (`wrapper_index`): a marker kept past its time costs lookups, never a
+finding.
 
 Standard library only (plus the listing): a warm run imports none of the analysis. Kept on
 disk by `qlint.wrapper_store`, beside the results cache.
@@ -113,7 +114,7 @@ class Record:
         files and stats they are (read back from the store: the table is made only when
         the long check needs it). `digest`: `digest_of` the names, as the store kept it.
         `too_many`: the record is the marker of a root with no index (its names passed the
-        limit), and these are the files the names found before were read from."""
+        limit), and these are the modules that inserted or named a sink then."""
         self.root = root
         self.too_many = frozenset(too_many) if too_many is not None else None
         self.functions = frozenset(functions)
@@ -186,7 +187,7 @@ class Record:
         gone = stats.keys() - set(files)
         if moved or gone:
             if self.too_many is not None and not self.too_many.isdisjoint([*moved, *gone]):
-                return False  # a file the names were found in: they may be fewer now
+                return False  # a module the names start from: they may be fewer now
             relevant = _relevance(self.functions | self.classes | self.sink_functions | self.sink_classes)
             for path in [*moved, *gone]:
                 if _holds(path, relevant):

@@ -356,13 +356,12 @@ def build(root: str, store=None, listed: dict[str, Listing] | None = None, part=
             reads.ql101, renames, reads.ql101_chains.more, instances=False, links=CHAIN_LINKS, limit=_MAX_NAMES
         )
     except TooManyNames:
-        # Kept as the marker of a root with no index (`wrapper_record`), with the files the
-        # names found so far came from: the next run gives the making up before it starts.
+        # Kept as the marker of a root with no index (`wrapper_record`), with the modules every
+        # name found starts from: the next run gives the making up before it starts.
         if store is not None:
-            read = [m.path for m in (*reads.sinks, *reads.ql101)]
-            read += reads.chains.read_paths() + reads.ql101_chains.read_paths()
+            sinks = [m.path for m in (*reads.sinks, *reads.ql101)]
             snapshot = wrapper_record.take_snapshot(dirs, reads.stats, links, started)
-            store.save(wrapper_record.Record(root, (), (), reads.stats, snapshot=snapshot, too_many=read))
+            store.save(wrapper_record.Record(root, (), (), reads.stats, snapshot=snapshot, too_many=sinks))
         return None
     snapshot = wrapper_record.take_snapshot(dirs, reads.stats, links, started)
     record = wrapper_record.Record(root, functions, classes, reads.stats, sink_functions, sink_classes, snapshot)

@@ -246,10 +246,6 @@ class _Chains:
         self.paths += other.paths
         self.rows += other.rows
 
-    def read_paths(self) -> list[str]:
-        """The modules `more` handed on (read as links of a chain), in the order listed."""
-        return [self.paths[i] for i in sorted(self._read)]
-
     def more(
         self, new: set[str], known: set[str], defining: list[str], methods: dict[str, set[str]] | None = None
     ) -> list[ModuleText]:
