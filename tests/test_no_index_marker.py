@@ -133,3 +133,14 @@ def test_an_edit_of_a_chain_module_alone_keeps_it(tmp_path, monkeypatch):
     assert _findings(tmp_path) == {"passes.py": [7]}
     assert made == []
     assert _findings(tmp_path, use_cache=False) == {"passes.py": [7]}
+
+
+def test_a_module_outside_ascii_holding_no_sink_keeps_it(tmp_path, past_limit, monkeypatch):
+    """The marker asks a moved module for a sink's name alone (a record of names also takes
+    a module outside ASCII for one that may spell a name: torch's nn/modules/loss.py made it
+    again)."""
+    made = _makings(monkeypatch)
+    _touch_others(past_limit)
+    old_file(past_limit / "m3.py", "import os\n\n\ndef f3(x):\n    return os.sep  # \u00e9t\u00e9: nothing inserted\n")
+    assert _findings(tmp_path) == {"passes.py": [7]}
+    assert made == []
