@@ -401,7 +401,9 @@ class Cache:
         else:
             record = self._wrapper_record(root)
             if record is not None and record.unchanged(self._stats_of):
-                digest = record.digest  # no listing needed: every directory kept its stamp
+                # No listing needed: every directory kept its stamp. The marker of a root with
+                # no index stands for none, as `rebuilt_digest` would find.
+                digest = record.digest if record.indexed else None
             else:
                 digest = self._checked_wrapper_digest(root, record)
             self._wrapper_digests[root] = digest
@@ -426,7 +428,7 @@ class Cache:
             if record is not None and record.still_valid(self._stat_now, self.walked, self._stats_of):
                 if record.dirty:
                     self.wrappers.save(record)
-                return record.digest
+                return record.digest if record.indexed else None
             from qlint.analysis.graphs.wrapper_index import rebuilt_digest
 
             self._rebuilt = True

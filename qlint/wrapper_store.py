@@ -12,7 +12,8 @@ from qlint.analysis.wrapper_record import Record, from_data
 # 3: the stats kept in the tree's snapshot (`tree_snapshot`), where there is one; a reader of 2
 # would take its missing table for damage.
 # 4: with the names' digest (`wrapper_record.digest_of`), not worked out again at each read.
-_HEADER = b"qlint-wrappers-4\n"
+# 5: a root with no index keeps a marker of it (`Record.too_many`), which a reader of 4 lacks.
+_HEADER = b"qlint-wrappers-5\n"
 
 
 class WrapperStore:

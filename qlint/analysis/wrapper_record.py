@@ -13,6 +13,23 @@ The names of the helpers that forward to QL101's default sinks (`sink_index`) ar
 same record, under the same dependency: a file holding one of those sinks or names can change
 them, and nothing else can.
 
+A root whose index would hold more than `wrapper_index._MAX_NAMES` names gets none, and the
+making of it is given up once the names found pass that limit (a torch-sized checkout:
+~4.8 s of CPU, then every name looked up, as without an index). Its record is then a marker
+of "no index here" (`too_many`: the modules that insert, or name one of QL101's sinks, when
+it was made), kept and checked as a record of names is, so that a run taking it gives the
+making up before it starts. Every name starts from one of those modules (a wrapper inserts,
+or calls a wrapper), so the marker is made again when one of them moved or went, or when a
+file that moved or came holds a sink now (a module that came to insert); else it holds. What
+it does not follow is an edit of a module on a chain between them (one calling a wrapper, or
+re-exporting one), which can take away the names reached through it alone: read as the
+index reads them, such modules are a large part of a large tree, and following them made
+the marker again after nearly any edit (the copy of torch: an edit of 28 modules of
+`nn/modules`, none holding a sink). The marker stands for a count past the limit (torch's
+copy: 8,600 and 8,300 names against 3,000), and the index decides no answer, only which
+lookups are spared (`wrapper_index`): a marker kept past its time costs lookups, never a
+finding.
+
 Standard library only (plus the listing): a warm run imports none of the analysis. Kept on
 disk by `qlint.wrapper_store`, beside the results cache.
 """
@@ -91,11 +108,15 @@ class Record:
         sink_classes=(),
         snapshot: Snapshot | None = None,
         digest: str | None = None,
+        too_many: Iterable[str] | None = None,
     ):
         """`stats`: path -> the stat each file was read at; None with a `snapshot`, whose
         files and stats they are (read back from the store: the table is made only when
-        the long check needs it). `digest`: `digest_of` the names, as the store kept it."""
+        the long check needs it). `digest`: `digest_of` the names, as the store kept it.
+        `too_many`: the record is the marker of a root with no index (its names passed the
+        limit), and these are the modules that inserted or named a sink then."""
         self.root = root
+        self.too_many = frozenset(too_many) if too_many is not None else None
         self.functions = frozenset(functions)
         self.classes = frozenset(classes)
         # QL101's: the functions and classes that may forward a parameter to its default sinks.
@@ -112,6 +133,11 @@ class Record:
             digest = digest_of(self.functions, self.classes, self.sink_functions, self.sink_classes)
         self.digest = digest
         self.dirty = False  # stats taken in since it was read: worth writing back
+
+    @property
+    def indexed(self) -> bool:
+        """Whether the record holds the root's names (not the marker of a root with none)."""
+        return self.too_many is None
 
     @property
     def stats(self) -> dict[str, tuple[int, int] | None]:
@@ -131,6 +157,7 @@ class Record:
             "sink_functions": sorted(self.sink_functions),
             "sink_classes": sorted(self.sink_classes),
             "digest": self.digest,
+            "too_many": sorted(self.too_many) if self.too_many is not None else None,
         }
         if self.snapshot is not None:
             return {**names, "stats": None, "snapshot": self.snapshot.to_data()}
@@ -159,10 +186,14 @@ class Record:
         moved = [p for p in files if _moved(stats.get(p), stat(p))]
         gone = stats.keys() - set(files)
         if moved or gone:
-            relevant = _relevance(self.functions | self.classes | self.sink_functions | self.sink_classes)
-            for path in [*moved, *gone]:
-                if _holds(path, relevant):
-                    return False
+            if self.too_many is not None:
+                if not self.too_many.isdisjoint([*moved, *gone]) or any(map(_holds_sink, moved)):
+                    return False  # a module the names start from moved, went or came
+            else:
+                relevant = _relevance(self.functions | self.classes | self.sink_functions | self.sink_classes)
+                for path in [*moved, *gone]:
+                    if _holds(path, relevant):
+                        return False
             now = time.time_ns()
             for path in gone:
                 del stats[path]
@@ -215,7 +246,10 @@ def from_data(payload, root: str) -> Record | None:
         digest = payload["digest"]
         if type(digest) is not str:
             return None
-        return Record(root, functions, classes, stats, sink_functions, sink_classes, snapshot, digest)
+        too_many = payload["too_many"]
+        if too_many is not None and not all(type(p) is str for p in too_many):
+            return None
+        return Record(root, functions, classes, stats, sink_functions, sink_classes, snapshot, digest, too_many)
     except (ValueError, TypeError, KeyError, AttributeError):
         return None
 
@@ -227,6 +261,18 @@ def _moved(recorded: tuple[int, int] | None, now: tuple[int, int] | None) -> boo
 def _relevance(names: Iterable[str]) -> re.Pattern[bytes]:
     words = sorted({n.encode("utf-8", "surrogatepass") for n in names} | set(SINK_NEEDLES) | set(QL101_NEEDLES))
     return re.compile(rb"(?<![\w])(?:" + b"|".join(re.escape(w) for w in words) + rb")(?![\w])")
+
+
+def _holds_sink(path: str) -> bool:
+    """Whether the file's bytes hold a sink's name (QL102's or QL101's: as the index's reading
+    tests them first, a plain substring; True when unreadable): a module that may insert or
+    name a sink, which the marker of a root with no index must follow."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return True
+    return any(needle in data for needle in (*SINK_NEEDLES, *QL101_NEEDLES))
 
 
 def _holds(path: str, relevant: re.Pattern[bytes]) -> bool:

@@ -27,7 +27,10 @@ modules it read. The index decides no answer, only which lookups are spared: the
 follows wrapper chains as deep without it, in a root it would cover (`index_roots`,
 `Forwarding.chain_links`), so those runs answer as a run with the index does; a root it
 cannot vouch for (a link out of it, past `_MAX_FILES`), or where the index would hold more
-than `_MAX_NAMES` names, is read as deep, every name looked up. A file answered from the set
+than `_MAX_NAMES` names, is read as deep, every name looked up. The last is found only by
+reading the root (~4.8 s of CPU on a torch-sized one): the results cache keeps a marker of it
+(`wrapper_record`, `Record.too_many`), which spares the next runs that reading while the
+files the names came from hold still. A file answered from the set
 depends on it (`wrapper_record.dependency`, with the set's digest), which the results cache
 checks without the analysis.
 """
@@ -141,7 +144,7 @@ def enable(
     _INDEXES.clear()
     for root in roots(paths):
         index = _loaded(root)
-        if index is None:
+        if index is _UNKNOWN:
             index = _built_apart(root, _in_turn(apart, meanwhile))
             meanwhile = apart = None  # done while the child worked
         _INDEXES[root] = index
@@ -223,7 +226,8 @@ def index_for(path: str, project) -> WrapperIndex | None:
     if root is None:
         return None
     if root not in _INDEXES:
-        _INDEXES[root] = _loaded(root) or build(root, _STORE, _LISTED)
+        index = _loaded(root)
+        _INDEXES[root] = build(root, _STORE, _LISTED) if index is _UNKNOWN else index
     return _INDEXES[root]
 
 
@@ -290,13 +294,18 @@ def rebuilt_digest(root: str, store, listed: dict[str, Listing] | None = None) -
     return index.digest if index is not None else None
 
 
-def _loaded(root: str) -> WrapperIndex | None:
+def _loaded(root: str) -> WrapperIndex | object | None:
+    """The index the store keeps for `root` while it holds, None where it keeps the marker of
+    a root with no index (past `_MAX_NAMES`) and that holds; else `_UNKNOWN`: make it."""
     record = _STORE.load(root) if _STORE is not None else None
     if record is None or not record.still_valid(_stat, _LISTED):
-        return None
+        return _UNKNOWN
     if record.dirty and _STORE is not None:
         _STORE.save(record)
-    return _index(record)
+    return _index(record) if record.indexed else None
+
+
+_UNKNOWN = object()  # `_loaded`: no record holds, the index is to be made
 
 
 def _index(record: wrapper_record.Record) -> WrapperIndex:
@@ -347,6 +356,12 @@ def build(root: str, store=None, listed: dict[str, Listing] | None = None, part=
             reads.ql101, renames, reads.ql101_chains.more, instances=False, links=CHAIN_LINKS, limit=_MAX_NAMES
         )
     except TooManyNames:
+        # Kept as the marker of a root with no index (`wrapper_record`), with the modules every
+        # name found starts from: the next run gives the making up before it starts.
+        if store is not None:
+            sinks = [m.path for m in (*reads.sinks, *reads.ql101)]
+            snapshot = wrapper_record.take_snapshot(dirs, reads.stats, links, started)
+            store.save(wrapper_record.Record(root, (), (), reads.stats, snapshot=snapshot, too_many=sinks))
         return None
     snapshot = wrapper_record.take_snapshot(dirs, reads.stats, links, started)
     record = wrapper_record.Record(root, functions, classes, reads.stats, sink_functions, sink_classes, snapshot)
