@@ -53,6 +53,7 @@ from qlint.analysis.edits.pt2e_shims import (
     reached_handler,
     versions,
 )
+from qlint.analysis.edits.swallowed_imports import unbound_note
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.diagnostic import Applicability, Diagnostic, Edit, Fix
@@ -181,6 +182,7 @@ class TorchAoPt2eImport(Rule):
             subject = f"`{base}` is gone from torch 2.13"
         subject += reached_handler(ctx, moves, stmt, parents)
         message, help_ = _message(moves, [p.move for p in moved], subject, note)
+        message += unbound_note(stmt, parents, module_gone=base != OLD_PACKAGE)
         if edits:
             targets: dict[str, list[str]] = {}
             for p in fixable:
@@ -217,6 +219,7 @@ class TorchAoPt2eImport(Rule):
             fix, note = _with_twins(ctx, twins, [move], fix)
             subject = f"`{alias.name}` is gone from torch 2.13" + reached_handler(ctx, moves, stmt, parents)
             message, help_ = _message(moves, [move], subject, note)
+            message += unbound_note(stmt, parents, module_gone=True)
             fix = fix or _display_fix([move])
             yield ctx.diagnostic(self, alias, message, fix, evidence=_evidence([move]), help=help_)
 
