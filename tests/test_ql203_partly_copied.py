@@ -198,3 +198,15 @@ def test_a_value_two_paths_know_different_copies_of_keeps_those_both_say():
     assert uncopied(value, joined) == frozenset({other, eager})
     # Each path's dict is left as it was: paths share them.
     assert first.partly_copied[value] == frozenset({graph, other})
+
+
+def test_a_value_a_path_knows_with_no_copy_in_it_holds_its_graphs_uncopied():
+    # The same merge met on a loop's two passes, a copy in it on one only: after the loop the
+    # graph may be uncopied. A path that never met the value says nothing of it.
+    graph, eager = _origin(1), _origin(3, PARAM)
+    value = Obj(ast.Pass(), "m", frozenset({graph, eager}))
+    copied = Env({"m": value}, {value: frozenset()}, partly_copied={value: frozenset({graph})})
+    known = Env({"m": value}, {value: frozenset()})
+    elsewhere = Env({})
+    assert uncopied(value, join([copied, known], ast.Pass())) == frozenset({graph, eager})
+    assert uncopied(value, join([copied, elsewhere], ast.Pass())) == frozenset({eager})

@@ -147,22 +147,29 @@ def _copied_only(objs, env: Env) -> frozenset[Origin]:
 
 
 def _joined_partly_copied(live: list[Env]) -> dict[Obj, frozenset[Origin]]:
-    """The paths' `partly_copied` facts; most paths share one dict (often empty). A value two
-    paths know different facts of (a loop body walked twice) keeps the origins both say."""
-    out = live[0].partly_copied
+    """The paths' `partly_copied` facts: most paths share one dict (often empty)."""
+    first = live[0].partly_copied
     for env in live[1:]:
-        theirs = env.partly_copied
-        if theirs is out or not theirs:
-            continue
-        if not out:
-            out = theirs
-            continue
-        merged = {**out, **theirs}
-        for obj, copies in out.items():
-            other = theirs.get(obj)
-            if other is not None and other != copies:
-                merged[obj] = copies & other
-        out = merged
+        if env.partly_copied is not first and (first or env.partly_copied):
+            return _each_path_says(live)
+    return first
+
+
+def _each_path_says(live: list[Env]) -> dict[Obj, frozenset[Origin]]:
+    """The origins of a value that every path knowing the value holds only through copies: one
+    value met on two paths (a loop body walked twice) may be a copy on one and not on the other."""
+    out = {}
+    for obj in {obj for env in live for obj in env.partly_copied}:
+        through = None
+        for env in live:
+            facts = env.partly_copied.get(obj)
+            if facts is None and obj in env.modes:  # known there, with no copy in it
+                through = frozenset()
+                break
+            if facts is not None:
+                through = facts if through is None else through & facts
+        if through:
+            out[obj] = through
     return out
 
 
