@@ -319,7 +319,13 @@ def _wrapper_index(
         # listing and keying the 3,784 modules for the words' child (~0.015 s) came before it.
         # On a large project the child reading half its modules (`wrapper_reads.FirstPart`)
         # is forked next, before this.
-        cutting.append(_words_cut(roots, listed))
+        from qlint.analysis import held_interrupts  # `forked_call` has imported it
+
+        held = held_interrupts.hold()  # a Ctrl-C waits until the words' child is where `stop` finds it
+        try:
+            cutting.append(_words_cut(roots, listed))
+        finally:
+            held_interrupts.release(held)
         _load_for_workers()  # what the workers inherit, loaded while the children work
 
     try:

@@ -80,7 +80,8 @@ class ModeSwitchOnExportedGraph(Rule):
                 yield self._diagnostic(ctx, switch)
 
     def _diagnostic(self, ctx: FileContext, switch: ModeSwitch) -> Diagnostic:
-        receiver, origin, called = _described(ctx, switch, switch.origins)
+        # A graph it holds only as a copy raises nothing: the message names one it may hold itself.
+        receiver, origin, called = _described(ctx, switch, switch.origins - switch.copies or switch.origins)
         helper = _HELPERS.get(switch.mode)
         use = f"`{helper}({receiver})`" if helper else "`move_exported_model_to_eval` / `move_exported_model_to_train`"
         message = (

@@ -181,6 +181,7 @@ class TorchAoPt2eImport(Rule):
             subject = f"`{base}` is gone from torch 2.13"
         subject += reached_handler(ctx, moves, stmt, parents)
         message, help_ = _message(moves, [p.move for p in moved], subject, note)
+        message += _unbound_note(stmt, parents, module_gone=base != OLD_PACKAGE)
         if edits:
             targets: dict[str, list[str]] = {}
             for p in fixable:
@@ -217,6 +218,7 @@ class TorchAoPt2eImport(Rule):
             fix, note = _with_twins(ctx, twins, [move], fix)
             subject = f"`{alias.name}` is gone from torch 2.13" + reached_handler(ctx, moves, stmt, parents)
             message, help_ = _message(moves, [move], subject, note)
+            message += _unbound_note(stmt, parents, module_gone=True)
             fix = fix or _display_fix([move])
             yield ctx.diagnostic(self, alias, message, fix, evidence=_evidence([move]), help=help_)
 
@@ -385,6 +387,12 @@ def _message(moves: Moves, moved: list[Move], subject: str, note: str = "") -> t
 
     help_ = "; ".join(details)
     return subject, help_[0].upper() + help_[1:] + (f"; {note}" if note else "")
+
+
+def _unbound_note(stmt, parents, module_gone: bool) -> str:
+    from qlint.analysis.edits.swallowed_imports import unbound_note  # for a finding's message only
+
+    return unbound_note(stmt, parents, module_gone)
 
 
 def _display_fix(moved: list[Move]) -> Fix:

@@ -23,7 +23,7 @@ import weakref
 from qlint.analysis.flow.dead_branches import contradicted_at_call, open_ended
 from qlint.analysis.flow.function_flows import Sink
 from qlint.analysis.flow.handed_switches import handed_made, handed_to_callback
-from qlint.analysis.flow.model_env import Env
+from qlint.analysis.flow.model_env import Env, uncopied
 from qlint.analysis.flow.model_values import (
     APPLIED,
     EXPECTS_ERROR,
@@ -120,7 +120,7 @@ class CallbackLinks:
         allowed or copied, and no error is expected around the call."""
         if obj is None or not obj.is_graph or obj in env.patched or obj in env.copied:
             return frozenset()
-        return frozenset() if EXPECTS_ERROR in self.sem.walk.contexts else obj.origins
+        return frozenset() if EXPECTS_ERROR in self.sem.walk.contexts else uncopied(obj, env)
 
     def _element_parameter(self, item: Obj | None) -> int | None:
         """The parameter `item` is an element of on every path (a loop straight over it)."""

@@ -88,6 +88,7 @@ def run_lambda(sem, node: ast.Call, lam: ast.Lambda, args: list, kwargs: dict, e
         if root in inner.modes:
             inner.modes[root] = frozenset(_named_at_call(f, lam, node, linked) for f in inner.modes[root])
     env.modes, env.patched, env.copied = inner.modes, inner.patched, inner.copied
+    env.partly_copied = inner.partly_copied
     return result if result is not None else new_value(env, node, "", Origin(CALL, node))
 
 

@@ -174,6 +174,7 @@ def dispatch(sem, node: ast.Call, attr: str, receiver: Obj, args, kwargs, env: E
         return False
     joined = join([env, *branches], node)
     env.vars, env.modes, env.patched, env.copied = joined.vars, joined.modes, joined.patched, joined.copied
+    env.partly_copied = joined.partly_copied
     return True
 
 

@@ -77,6 +77,9 @@ class ModeSwitch:
     # The receiver is an exported graph on some paths only (`maybe_graphs`): the graphs whose
     # paths can reach the switch, none allowed, copied or told apart by a type test.
     maybe: frozenset[Origin] = frozenset()
+    # Of `origins`, those the receiver held only through copies on every pass (`Env.partly_copied`):
+    # `m = copy.deepcopy(gm) if c else prepare_pt2e(...)` raises through the other graph alone.
+    copies: frozenset[Origin] = frozenset()
     # The receiver was allowed only through a spelling torch 2.13 lacks, in a `try` whose handler
     # swallows the AttributeError (`library_calls.absent_allow`): that allow call and the handler.
     absent_allow: tuple[ast.Call, ast.ExceptHandler] | None = None

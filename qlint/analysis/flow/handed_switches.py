@@ -25,7 +25,7 @@ from qlint.analysis.flow.function_flows import FunctionFlow, HandedSwitch, Param
 from qlint.analysis.flow.graph_instances import KIND, is_graph_instance
 from qlint.analysis.flow.maybe_graphs import graph_paths, reaching, tests_type
 from qlint.analysis.flow.model_apis import switch_mode
-from qlint.analysis.flow.model_env import Env
+from qlint.analysis.flow.model_env import Env, uncopied
 from qlint.analysis.flow.model_values import ATTR, ATTRIBUTE, EXPECTS_ERROR, PARAM, PARAM_PART, Obj
 from qlint.analysis.flow.stored_graphs import asks_field_type, stored_graph
 from qlint.analysis.names.scope import parameter_args
@@ -71,7 +71,7 @@ def handed_fields(sem, node: ast.Call, callee: FunctionFlow, receiver: Obj, fiel
             if asks_field_type(receiver, name):
                 continue  # `if isinstance(self.gm, GraphModule): return`, then `self.gm.eval()`
             found = HandedSwitch(
-                node, walk.stmt_stack[-1], node.func.value, graph.origins, switch, field=name, stored_by=by
+                node, walk.stmt_stack[-1], node.func.value, uncopied(graph, env), switch, field=name, stored_by=by
             )
             walk.flow.handed.setdefault(id(node), found)
         elif own_self and f"self.{name}" not in env.vars:
@@ -101,7 +101,8 @@ def handed_switches(sem, node: ast.Call, callee: FunctionFlow, actual: dict, wri
             switch.unless, callee.node, written, sem.resolver, callee.resolver, ended
         ):
             continue
-        _hand(walk, node, switch, obj, expr, sem.containers.live(obj, env), _class_tests(switch, callee.node, index))
+        tests = _class_tests(switch, callee.node, index)
+        _hand(walk, node, switch, obj, expr, env, sem.containers.live(obj, env), tests)
         if not obj.is_graph and not switch.guard and not switch.unless:
             _hand_on_path(sem, node, switch, obj, expr, callee.node, index, env)
 
@@ -125,7 +126,7 @@ def handed_part_switches(sem, node: ast.Call, callee: FunctionFlow, actual: dict
             graph = sem.containers.read(obj, attr)
         if graph is not None:
             if graph.is_graph and graph not in env.patched and graph not in env.copied:
-                found = HandedSwitch(node, walk.stmt_stack[-1], expr, graph.origins, switch, field=attr)
+                found = HandedSwitch(node, walk.stmt_stack[-1], expr, uncopied(graph, env), switch, field=attr)
                 walk.flow.handed.setdefault(id(node), found)
             continue
         own = _own_parameter(obj, walk.func)
@@ -146,7 +147,7 @@ def handed_closure(sem, node: ast.Call, switch_call: ast.Call, path: str, callee
         return
     switch = ParamSwitch(switch_call, path, switch_mode(switch_call, switch_call.func.attr))
     if obj.is_graph:
-        walk.flow.handed[id(node)] = HandedSwitch(node, walk.stmt_stack[-1], expr, obj.origins, switch)
+        walk.flow.handed[id(node)] = HandedSwitch(node, walk.stmt_stack[-1], expr, uncopied(obj, env), switch)
         return
     if "try" in walk.contexts or tests_type(callee, expr):
         return
@@ -232,7 +233,7 @@ def handed_to_callback(sem, node: ast.Call, switch: ParamSwitch, obj, expr, env:
         return
     if switch.guard or switch.unless:
         return
-    _hand(walk, node, switch, obj, expr, sem.containers.live(obj, env))
+    _hand(walk, node, switch, obj, expr, env, sem.containers.live(obj, env))
 
 
 def handed_made(sem, node: ast.Call, switch: ParamSwitch, function: ast.expr, origins, path: str, absent=None) -> None:
@@ -248,13 +249,14 @@ def handed_made(sem, node: ast.Call, switch: ParamSwitch, function: ast.expr, or
     walk.flow.handed.setdefault(id(node), found)
 
 
-def _hand(walk, node: ast.Call, switch: ParamSwitch, obj: Obj, expr, held: frozenset, tests=frozenset()) -> None:
-    """An exported graph, or a torch container holding one (`held`: where its graphs came
-    from, `graph_holders`), handed to `switch`: a finding at `node`; the caller's own
-    parameter handed there: switched by the caller too, for its callers to judge, under the
-    callee's `isinstance` tests of it (`tests`: their polarities), which test the same object."""
+def _hand(walk, node: ast.Call, switch: ParamSwitch, obj: Obj, expr, env: Env, held: frozenset, tests=frozenset()):
+    """An exported graph (named by the graphs it may be uncopied in `env`), or a torch container
+    holding one (`held`: where its graphs came from, `graph_holders`), handed to `switch`: a
+    finding at `node`; the caller's own parameter handed there: switched by the caller too, for
+    its callers to judge, under the callee's `isinstance` tests of it (`tests`: their
+    polarities), which test the same object."""
     if obj.is_graph or held:
-        origins, contained = (obj.origins, False) if obj.is_graph else (held, True)
+        origins, contained = (uncopied(obj, env), False) if obj.is_graph else (held, True)
         absent = walk.absent_allow_of(obj, origins)
         found = HandedSwitch(node, walk.stmt_stack[-1], expr, origins, switch, held=contained, absent_allow=absent)
         walk.flow.handed.setdefault(id(node), found)

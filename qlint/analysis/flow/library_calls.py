@@ -174,6 +174,10 @@ def method_call(sem, node: ast.Call, attr: str, receiver: Obj, env: Env):
             guard = frozenset(sem.walk.guards)
             seen = sem.switch_index[id(node)] = ModeSwitch(node, node.func.value, mode, frozenset(), False, guard)
             sem.flow.switches.append(seen)
+        copies = env.partly_copied.get(receiver) if env.partly_copied else None
+        if copies or seen.copies:
+            kept = (seen.origins - seen.copies) | (receiver.origins - (copies or frozenset()))
+            seen.copies = (seen.origins | receiver.origins) - kept
         seen.origins |= receiver.origins
         if EXPECTS_ERROR not in sem.walk.contexts:
             seen.held |= sem.containers.live(receiver, env)

@@ -15,7 +15,7 @@ import ast
 
 from qlint.analysis.flow.dead_branches import contradicted_at_call, on_name, open_ended, rebound
 from qlint.analysis.flow.function_flows import FunctionFlow
-from qlint.analysis.flow.model_env import Env
+from qlint.analysis.flow.model_env import Env, uncopied
 from qlint.analysis.flow.model_values import GRAPH_KINDS, Obj, Origin, anchored, compatible
 from qlint.analysis.names.resolver import dotted_parts
 from qlint.analysis.names.scope import parameter_args
@@ -29,11 +29,13 @@ def graph_paths(obj: Obj | None, env: Env, made: dict, whole: bool = False) -> f
     """The graphs `obj` may be, each with the conditions it is that graph under (`made`: graph
     origin -> the guards of the paths it was made or handed back on); none for an allowed or a
     copied value, nor, unless `whole`, for one that is a graph on every path (QL203 reads those
-    switches already; a helper's return under a branch is asked `whole`). A graph origin with
-    no paths known (made where the walk did not see) gives none: it is not known to be feasible."""
+    switches already; a helper's return under a branch is asked `whole`), nor for a graph it
+    holds only through copies (`Env.partly_copied`: a copy's switch raises nothing). A graph
+    origin with no paths known (made where the walk did not see) gives none: it is not known
+    to be feasible."""
     if obj is None or obj in env.patched or obj in env.copied or (obj.is_graph and not whole):
         return frozenset()
-    return frozenset((o, g) for o in obj.origins if o.kind in GRAPH_KINDS for g in made.get(o, ()))
+    return frozenset((o, g) for o in uncopied(obj, env) if o.kind in GRAPH_KINDS for g in made.get(o, ()))
 
 
 def note_made(made: dict, obj: Obj | None, node: ast.Call, guards) -> None:

@@ -26,9 +26,14 @@ class Env:
     # never read the attribute holds it in that mode, which `join` must count (`if is_qat:
     # self.model.train()` leaves the model as stored on the other arm).
     unread: dict[str, tuple[Obj, frozenset[ModeFact]]] | None = field(default=None, compare=False)
+    # A value that is a copy on some paths only (`m = copy.deepcopy(gm) if c else model`) -> the
+    # origins it holds through copies alone: no switch of theirs raises, but the value is no copy
+    # (`copied`), and its origins stay whole for QL204 and the other readers (`uncopied`). Never
+    # changed in place: paths share it, and a new entry replaces the dict.
+    partly_copied: dict[Obj, frozenset[Origin]] = field(default_factory=dict)
 
     def copy(self) -> Env:
-        return Env(dict(self.vars), dict(self.modes), self.patched, self.copied, self.unread)
+        return Env(dict(self.vars), dict(self.modes), self.patched, self.copied, self.unread, self.partly_copied)
 
     def facts(self, obj: Obj) -> frozenset[ModeFact]:
         return self.modes.get(obj, UNKNOWN_MODE)
@@ -47,6 +52,7 @@ def join(envs: list[Env | None], anchor: ast.AST) -> Env | None:
         patched=frozenset().union(*(e.patched for e in live)),
         copied=frozenset().union(*(e.copied for e in live)),
         unread=unread,
+        partly_copied=_joined_partly_copied(live),
     )
     modes = out.modes
     # Paths copied from one environment share most fact sets (the same objects): only the
@@ -115,6 +121,55 @@ def join(envs: list[Env | None], anchor: ast.AST) -> Env | None:
             out.patched |= {merged}
         if all(o in out.copied for o in objs):  # a path that hands the graph itself can raise
             out.copied |= {merged}
+        elif out.copied or out.partly_copied:
+            through_copies = _copied_only(objs, out)
+            if through_copies:
+                out.partly_copied = {**out.partly_copied, merged: through_copies}
+    return out
+
+
+def uncopied(obj: Obj, env: Env) -> frozenset[Origin]:
+    """The origins `obj` may hold as they were made, not only through a copy."""
+    copies = env.partly_copied.get(obj) if env.partly_copied else None
+    return obj.origins - copies if copies else obj.origins
+
+
+def _copied_only(objs, env: Env) -> frozenset[Origin]:
+    """The origins the values `objs` (merged into one) hold only through copies: an origin one
+    of them holds uncopied (`m = gm if c else copy.deepcopy(gm)`) is no such origin."""
+    copied: set[Origin] = set()
+    kept: set[Origin] = set()
+    for o in objs:
+        through = o.origins if o in env.copied else env.partly_copied.get(o, frozenset())
+        copied |= through
+        kept |= o.origins - through
+    return frozenset(copied - kept)
+
+
+def _joined_partly_copied(live: list[Env]) -> dict[Obj, frozenset[Origin]]:
+    """The paths' `partly_copied` facts: most paths share one dict (often empty)."""
+    first = live[0].partly_copied
+    for env in live[1:]:
+        if env.partly_copied is not first and (first or env.partly_copied):
+            return _each_path_says(live)
+    return first
+
+
+def _each_path_says(live: list[Env]) -> dict[Obj, frozenset[Origin]]:
+    """The origins of a value that every path knowing the value holds only through copies: one
+    value met on two paths (a loop body walked twice) may be a copy on one and not on the other."""
+    out = {}
+    for obj in {obj for env in live for obj in env.partly_copied}:
+        through = None
+        for env in live:
+            facts = env.partly_copied.get(obj)
+            if facts is None and obj in env.modes:  # known there, with no copy in it
+                through = frozenset()
+                break
+            if facts is not None:
+                through = facts if through is None else through & facts
+        if through:
+            out[obj] = through
     return out
 
 
@@ -156,7 +211,8 @@ def merge_values(objs: list[Obj], env: Env, anchor: ast.AST) -> Obj:
     """One value for `a if c else b` or a helper with several returns."""
     if len(set(objs)) == 1:
         return objs[0]
-    merged = join([Env({"value": o}, env.modes, env.patched, env.copied) for o in objs], anchor)
+    paths = [Env({"value": o}, env.modes, env.patched, env.copied, partly_copied=env.partly_copied) for o in objs]
+    merged = join(paths, anchor)
     env.modes.update(merged.modes)
-    env.copied = merged.copied
+    env.copied, env.partly_copied = merged.copied, merged.partly_copied
     return merged.vars["value"]

@@ -537,6 +537,7 @@ class Interpreter:
             arms = [lambda branch, x=x: (branch, self.expr(x, branch)) for x in (e.body, e.orelse)]
             merged, values = self.fork(e.test, arms, env, e)
             env.vars, env.modes, env.patched, env.copied = merged.vars, merged.modes, merged.patched, merged.copied
+            env.partly_copied = merged.partly_copied
             values = [v for v in values if v is not None]
             return merge_values(values, env, e) if values else None
         # The expressions under anything else (`a + b`, `x < y`, f-strings), in
@@ -561,6 +562,7 @@ class Interpreter:
         if after is None:  # (a comprehension has no statement that leaves the loop)
             return
         env.vars, env.modes, env.patched, env.copied = after.vars, after.modes, after.patched, after.copied
+        env.partly_copied = after.partly_copied
         for name in own:
             env.vars.pop(name, None)
         env.vars.update(hidden)

@@ -88,6 +88,7 @@ def apply_each(sem, node: ast.Call, targets, receiver: Obj, args, kwargs, env: E
     if result is not None and not all(_RESULT in b.vars for b in branches):
         result = None  # a target returned nothing the walk follows: neither is the call's result
     env.vars, env.modes, env.patched, env.copied = joined.vars, joined.modes, joined.patched, joined.copied
+    env.partly_copied = joined.partly_copied
     return result
 
 
@@ -121,6 +122,11 @@ def _narrowed(produced: dict, owner, args, kwargs, mixed: dict, env: Env):
             env.patched = env.patched | {cut}
         if obj in env.copied:
             env.copied = env.copied | {cut}
+        elif copies := env.partly_copied.get(obj, frozenset()) & kept:  # the class's values hold copies
+            if copies == kept:
+                env.copied = env.copied | {cut}
+            else:
+                env.partly_copied = {**env.partly_copied, cut: copies}
         if isinstance(at, int):
             args[at] = cut
         else:

@@ -77,19 +77,23 @@ class FirstPart:
     def start(self, root: str, listed: dict | None) -> None:
         """In the run's process, once the index's child is forked: fork the reader if the
         project under `root` is large (`listed`: the run's listing, as the index's child reads it)."""
-        from qlint.analysis import forked_call
+        from qlint.analysis import forked_call, held_interrupts
         from qlint.analysis.project_files import disk_files
 
+        held = None
         try:
             files = disk_files(root, True, listed)
             cut = _cut(files) if _cores() > 1 else 0  # one core: the hand-over would only cost
             if cut:
                 first = files[:cut]
+                held = held_interrupts.hold()  # a Ctrl-C waits until `stop` knows the reader's pid
                 self._pid = forked_call.spawn(
                     lambda: (first, Reads().read(first).fields()), self._read_end, self._write_end
                 )
         finally:
             self.close_writer()  # before any other child is forked: it would hold the pipe open
+            if held is not None:
+                held_interrupts.release(held)
 
     def close_writer(self) -> None:
         with contextlib.suppress(OSError):
