@@ -9,8 +9,10 @@ callers `project_callers` reads), whose method resolves along its module's bases
 wrapped) is not followed, unless its decorators only switch autograd (`mode_neutral`) or are
 the project's pass-throughs of arguments and result (`pass_through`). A method of another
 module's class is read when its body names a step (`method_words`) or when it returns a model
-it builds, of a module class of its own module (`factory_methods`: `Factory().create()`
-returning `Net()`).
+it builds, of a class deriving from `torch.nn` (`factory_methods`: `Factory().create()`
+returning `Net()`, `Net` of its module or imported). A factory object the class holds
+(`self.factory = Factory()` in `__init__`, then `self.factory.create()`) is that construction
+when only the class's own stores write the field (`_held_factory`).
 Whether every call of such a method is known is the verdicts' business (`confined_instances`).
 """
 
@@ -20,10 +22,12 @@ import ast
 import os
 
 from qlint.analysis.flow.factory_methods import builds_a_model
+from qlint.analysis.flow.field_instances import written_in_class_only
 from qlint.analysis.flow.function_flows import FunctionFlow
 from qlint.analysis.flow.inherited_methods import inherited_method
 from qlint.analysis.flow.method_words import names_a_step
-from qlint.analysis.flow.model_values import CONSTRUCTED, Obj
+from qlint.analysis.flow.model_values import ATTRIBUTE, CONSTRUCTED, Obj
+from qlint.analysis.flow.nn_classes import derives_from_nn
 from qlint.analysis.flow.pass_through import transparent
 
 
@@ -33,7 +37,9 @@ def method_summary(sem, attr: str, receiver: Obj) -> tuple[FunctionFlow, int] | 
     if len(receiver.origins) != 1:
         return None
     (origin,) = receiver.origins
-    cls = getattr(origin.built, "cls", None) if origin.kind == CONSTRUCTED else None
+    if origin.kind == ATTRIBUTE:
+        origin = _held_factory(sem, origin)
+    cls = getattr(origin.built, "cls", None) if origin is not None and origin.kind == CONSTRUCTED else None
     if cls is None or cls.around is not None:
         return None
     owner = sem.owner
@@ -68,6 +74,25 @@ def method_summary(sem, attr: str, receiver: Obj) -> tuple[FunctionFlow, int] | 
         # read, and builds nothing it returns (`factory_methods`)
     flow = owner.function(method, holder)
     return (flow, 1) if flow is not None else None
+
+
+def _held_factory(sem, origin):
+    """`self.factory` read in a method of the class whose `__init__` stores `Factory()` there
+    (`model_interp.attribute`: the construction is its `source`), as that construction, when
+    nothing but the class's own stores writes it (no subclass or outside write in the module,
+    no `setattr`: `field_instances.written_in_class_only`) and its class is not known to be a
+    module: a model held so keeps the reading it had (its own methods are not run from here)."""
+    held = origin.source
+    cls = sem.class_scope
+    if held is None or held.kind != CONSTRUCTED or cls is None or origin.node is not sem.walk.func:
+        return None
+    built = getattr(held.built, "cls", None)
+    top = sem.owner.scope.classes.get(cls.node.name)
+    if built is None or top is None or top.node is not cls.node or origin.name.count(".") != 1:
+        return None
+    if not written_in_class_only(sem.owner.scope, cls.node, origin.name[5:]):
+        return None
+    return None if derives_from_nn(sem.owner.classes, built) else held
 
 
 __all__ = ["method_summary"]
