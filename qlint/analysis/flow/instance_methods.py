@@ -30,6 +30,8 @@ from qlint.analysis.flow.model_values import ATTRIBUTE, CONSTRUCTED, Obj
 from qlint.analysis.flow.nn_classes import derives_from_nn
 from qlint.analysis.flow.pass_through import transparent
 
+_KEY = "_qlint_held_factories"  # on the module scope's `__dict__`: per module content
+
 
 def method_summary(sem, attr: str, receiver: Obj) -> tuple[FunctionFlow, int] | None:
     """The summary of the method `receiver.<attr>(...)` runs, with 1 for the `self` it fills
@@ -90,9 +92,14 @@ def _held_factory(sem, origin):
     top = sem.owner.scope.classes.get(cls.node.name)
     if built is None or top is None or top.node is not cls.node or origin.name.count(".") != 1:
         return None
-    if not written_in_class_only(sem.owner.scope, cls.node, origin.name[5:]):
+    if derives_from_nn(sem.owner.classes, built):
         return None
-    return None if derives_from_nn(sem.owner.classes, built) else held
+    scope = sem.owner.scope
+    known = scope.__dict__.setdefault(_KEY, {})  # the walk of the module, once per class and field
+    at = (id(cls.node), origin.name)
+    if at not in known or known[at][0] is not cls.node:
+        known[at] = (cls.node, written_in_class_only(scope, cls.node, origin.name[5:]))
+    return held if known[at][1] else None
 
 
 __all__ = ["method_summary"]
