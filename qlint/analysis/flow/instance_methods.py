@@ -12,7 +12,8 @@ module's class is read when its body names a step (`method_words`) or when it re
 it builds, of a class deriving from `torch.nn` (`factory_methods`: `Factory().create()`
 returning `Net()`, `Net` of its module or imported). A factory object the class holds
 (`self.factory = Factory()` in `__init__`, then `self.factory.create()`) is that construction
-when only the class's own stores write the field (`_held_factory`).
+when only the class's own stores write the field and the method builds what it returns
+(`_held_factory`).
 Whether every call of such a method is known is the verdicts' business (`confined_instances`).
 """
 
@@ -39,8 +40,9 @@ def method_summary(sem, attr: str, receiver: Obj) -> tuple[FunctionFlow, int] | 
     if len(receiver.origins) != 1:
         return None
     (origin,) = receiver.origins
-    if origin.kind == ATTRIBUTE:
-        origin = _held_factory(sem, origin)
+    field = origin if origin.kind == ATTRIBUTE else None
+    if field is not None:
+        origin = _held_construction(sem, field)  # `self.factory`, stored `Factory()`
     cls = getattr(origin.built, "cls", None) if origin is not None and origin.kind == CONSTRUCTED else None
     if cls is None or cls.around is not None:
         return None
@@ -66,6 +68,8 @@ def method_summary(sem, attr: str, receiver: Obj) -> tuple[FunctionFlow, int] | 
     owner, method, holder = found
     if method.decorator_list and not transparent(owner, method.decorator_list):
         return None
+    if field is not None and not _held_factory(sem, field, owner, method, holder):
+        return None
     if (
         owner is not sem.owner
         and not names_a_step(owner, method)
@@ -78,28 +82,38 @@ def method_summary(sem, attr: str, receiver: Obj) -> tuple[FunctionFlow, int] | 
     return (flow, 1) if flow is not None else None
 
 
-def _held_factory(sem, origin):
-    """`self.factory` read in a method of the class whose `__init__` stores `Factory()` there
-    (`model_interp.attribute`: the construction is its `source`), as that construction, when
-    nothing but the class's own stores writes it (no subclass or outside write in the module,
-    no `setattr`: `field_instances.written_in_class_only`) and its class is not known to be a
-    module: a model held so keeps the reading it had (its own methods are not run from here)."""
+def _held_construction(sem, origin):
+    """The construction `__init__` stored in the field `self.<attr>` read in a method of the
+    class (`model_interp.attribute`: the attribute's `source`), or None."""
     held = origin.source
     cls = sem.class_scope
     if held is None or held.kind != CONSTRUCTED or cls is None or origin.node is not sem.walk.func:
         return None
-    built = getattr(held.built, "cls", None)
-    top = sem.owner.scope.classes.get(cls.node.name)
-    if built is None or top is None or top.node is not cls.node or origin.name.count(".") != 1:
-        return None
-    if derives_from_nn(sem.owner.classes, built):
-        return None
+    return held if origin.name.count(".") == 1 and getattr(held.built, "cls", None) is not None else None
+
+
+def _held_factory(sem, origin, owner, method, holder) -> bool:
+    """The method of the construction held in a field (`_held_construction`) is read: it
+    returns a model it builds (`factory_methods`, whatever module the class is of: a held
+    object's other methods are not read from here), its class is not known to be a module (a
+    model kept in a field keeps the reading it had), and nothing but the class's own stores
+    writes the field (no subclass or outside write in the module, no `setattr`:
+    `field_instances.written_in_class_only`). The cheap tests first: a method's is kept per
+    method, the field's per class and field."""
+    if not builds_a_model(owner, method, holder, modules=True):
+        return False
+    if derives_from_nn(sem.owner.classes, origin.source.built.cls):
+        return False
+    cls = sem.class_scope.node
+    top = sem.owner.scope.classes.get(cls.name)
+    if top is None or top.node is not cls:
+        return False
     scope = sem.owner.scope
     known = scope.__dict__.setdefault(_KEY, {})  # the walk of the module, once per class and field
-    at = (id(cls.node), origin.name)
-    if at not in known or known[at][0] is not cls.node:
-        known[at] = (cls.node, written_in_class_only(scope, cls.node, origin.name[5:]))
-    return held if known[at][1] else None
+    at = (id(cls), origin.name)
+    if at not in known or known[at][0] is not cls:
+        known[at] = (cls, written_in_class_only(scope, cls, origin.name[5:]))
+    return known[at][1]
 
 
 __all__ = ["method_summary"]
