@@ -226,6 +226,9 @@ LOUD = {
     "alternate-constructor": ("model = Net.create()", "BatchNorm2d"),  # `cls()`: test_ql201_class_constructors
     "instance-method": ("model = Factory().create()", "Dropout"),
     "bound-instance": ("factory = Factory()\nmodel = factory.create()", "Dropout"),
+    # A class imported from another module, whose own module shows it to be a module
+    # (`nn_classes`; stop 66).
+    "instance-method-building-an-imported-class": ("model = Factory().create_imported()", "BatchNorm2d"),
 }
 
 
@@ -250,9 +253,6 @@ QUIET = {
     "instance-installed-from-pretrained": "model = Factory().pretrained('gpt2')",
     "instance-subclass-overriding-the-factory": "model = Sub().create()",
     "instance-same-name-on-another-class": "model = Other().create()",
-    # Not followed (yet): an instance method building a class imported from another module
-    # (only a module class of the factory's own module is read so: `builds_a_model(modules=True)`).
-    "instance-method-building-an-imported-class": "model = Factory().create_imported()",
 }
 
 

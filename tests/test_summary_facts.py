@@ -315,16 +315,25 @@ def test_class_modes_fact():
     # A wrapper that takes the mode of the module it is given (`self.train(model.training)`).
     # And one that evals the part it stores (`self.encoder = encoder.eval()`).
     evaling = "\n\nclass Evaling(torch.nn.Module):\n    def __init__(self, encoder):\n        super().__init__()\n"
-    source = MODELS + MIRRORING + evaling + "        self.encoder = encoder.eval()\n"
+    # And the bases (`nn_bases.local_bases`): a `torch.nn` module, or the bases a class takes
+    # from imports, through the module's own classes (`nn_classes` follows them).
+    imported = "\n\nfrom pkg.bases import Base\n\n\nclass Sub(Base):\n    pass\n\n\nclass Deeper(Sub):\n    pass\n"
+    source = MODELS + MIRRORING + evaling + "        self.encoder = encoder.eval()\n" + imported
     tree = ast.parse(source)
     value = CLASS_MODES.compute(tree, ModuleScope.build(tree, "pkg.models", "/p/pkg/models.py"), source)
     assert plain(value)
     assert CLASS_MODES.load("/p/pkg/models.py", None, marshal.loads(marshal.dumps(value))) == {
-        "EvalNet": (True, "", False),
-        "Other": (False, "", False),
-        "Mirroring": (False, "inner", False),
-        "Evaling": (False, "", True),
+        "EvalNet": (True, "", False, True),
+        "Other": (False, "", False, True),
+        "Mirroring": (False, "inner", False, True),
+        "Evaling": (False, "", True, True),
+        "Sub": (False, "", False, ("pkg.bases.Base",)),
+        "Deeper": (False, "", False, ("pkg.bases.Base",)),
     }
+    with pytest.raises((TypeError, ValueError)):
+        CLASS_MODES.load("/p/pkg/models.py", None, {"EvalNet": [True, "", False, False]})
+    with pytest.raises((TypeError, ValueError)):
+        CLASS_MODES.load("/p/pkg/models.py", None, {"EvalNet": [True, "", False, [1]]})
     with pytest.raises((TypeError, ValueError)):
         CLASS_MODES.load("/p/pkg/models.py", None, {"EvalNet": ["yes"]})
     with pytest.raises((TypeError, ValueError)):

@@ -9,9 +9,13 @@ inherits the method (`Deeper.create()`), the instance is the subclass's (`as_cal
 what it holds is the subclass's, read when a message names it, and its mode is the one the
 construction's summary gave when the subclass's instances start as the writer's do (the same
 `__init__` facts: `class_facts`); when they may not (`Frozen.create()`, whose `__init__` evals),
-the result is left unknown. Only a top-level class of the module is read so, one its module
-shows to derive from `torch.nn` module classes (`module_class`), and only a `cls` that the
-method binds nowhere else (`class_method_calls.calls_own_class`).
+the result is left unknown. Only a top-level class of the module is read so, one that derives
+from `torch.nn` module classes (`nn_classes`: by its module's text, or through a base imported
+from another project module, `class Net(BaseNet)`), and only a `cls` that the method binds
+nowhere else (`class_method_calls.calls_own_class`). A config, an enum, a graph pass or a
+tensor subclass holds no mode to follow, and knowing what such a class's `cls(...)` built made
+the calls on it followed (ExecuTorch: `from_dict`, `from_recipe`, `from_json` of configs and
+stages read).
 """
 
 from __future__ import annotations
@@ -23,14 +27,11 @@ from qlint.analysis.flow.class_facts import evals_parts, mirrored_param, sets_ev
 from qlint.analysis.flow.class_method_calls import calls_own_class, own_class_calls
 from qlint.analysis.flow.model_env import Env, new_value
 from qlint.analysis.flow.model_values import CALL, CONSTRUCTED, Obj, Origin
+from qlint.analysis.flow.nn_classes import derives_from_nn
 from qlint.analysis.flow.resolved_classes import ModelClass
-from qlint.analysis.names.resolver import dotted_parts
 from qlint.value_classes import replace
 
 _OWN = ("cls", "self")
-_TORCH_NN = "torch.nn."
-_NOT_MODULES = frozenset({"Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer"})
-_DEPTH = 4
 
 
 def own_class(sem, node: ast.Call) -> ModelClass | None:
@@ -48,39 +49,14 @@ def own_class(sem, node: ast.Call) -> ModelClass | None:
     top = scope.classes.get(holder.node.name)
     if top is None or top.node is not holder.node or not calls_own_class(method, node):
         return None  # a class written in a function or in another class: not read so
-    return ModelClass(holder.node, scope) if module_class(scope, top) else None
+    cls = ModelClass(holder.node, scope)
+    return cls if derives_from_nn(sem.owner.classes, cls) else None
 
 
 def is_class_method(func: ast.FunctionDef) -> bool:
     """`func` is decorated `@classmethod` and nothing else."""
     decorators = func.decorator_list
     return len(decorators) == 1 and isinstance(decorators[0], ast.Name) and decorators[0].id == "classmethod"
-
-
-def module_class(scope, cls, depth: int = 0) -> bool:
-    """`cls` (a class scope of `scope`, the module's) derives from `torch.nn` module classes, as
-    its module's own text says: through its bases written there (`nn.Module`, a class of the
-    module that does), no lookup. A config, an enum, a graph pass or a tensor subclass holds no
-    mode to follow, and knowing what such a class's `cls(...)` built made the calls on it
-    followed (ExecuTorch: `from_dict`, `from_recipe`, `from_json` of configs and stages read).
-    A base imported from another module of the project is not looked up (not followed)."""
-    for base in cls.bases:
-        parts = dotted_parts(base)
-        if not parts or depth > _DEPTH:
-            continue
-        full = scope.imports.get(parts[0])
-        if full is not None:
-            name = ".".join((full, *parts[1:]))
-            if name.startswith(_TORCH_NN) and name.rpartition(".")[2] not in _NOT_MODULES:
-                return True
-        elif (
-            len(parts) == 1
-            and parts[0] in scope.classes
-            and parts[0] not in scope.assigns
-            and module_class(scope, scope.classes[parts[0]], depth + 1)
-        ):
-            return True
-    return False
 
 
 def as_called_class(sem, node: ast.Call, result: Obj | None, env: Env) -> Obj | None:
@@ -136,4 +112,4 @@ def _starts_alike(called: ModelClass, writer: ModelClass) -> bool:
     return sets_eval(called) == sets_eval(writer) and evals_parts(called) == evals_parts(writer)
 
 
-__all__ = ["as_called_class", "is_class_method", "module_class", "own_class"]
+__all__ = ["as_called_class", "is_class_method", "own_class"]

@@ -16,30 +16,33 @@ class it is called on, `class_constructors`), with calls on the result in a chai
 `return model`); or returns what a function of its module, a method of its own class called on
 `cls`/`self` with none of its parameters (`cls.make()`), or a method of a class of its module
 (`Nets.tiny()`) returns when that one does so, two levels down. Exact and cheap: return
-statements and the assignments of the names they return, in the module already parsed, no
-lookup. A first gate that took any call of a project name, `self`'s methods included, cost
+statements and the assignments of the names they return, in the module already parsed; the
+only lookups are of the bases of classes of other modules (`nn_classes`, from their summaries).
+A first gate that took any call of a project name, `self`'s methods included, cost
 ExecuTorch's cold run +0.9% instructions (budget +0.3%). The model flow then decides what the
 return really is (`Net().eval()` is an eval-mode model, a mode-free class keeps the capture
 quiet, a loaded program is unknown). An instance method (`instance_methods`, asked once its
 receiver is one construction of a top-level class of another project module) is read only when
-it builds a class its own module shows to be a module (`modules=True`: `class_constructors.
-module_class`, no class imported). Read for any construction, as a class call is, instance
+it builds a class that derives from `torch.nn` module classes (`modules=True`), and `cls(...)`
+counts only in such a class: by its module's text (`nn_bases`), or through bases of other
+project modules (`nn_classes`: `Net` imported from `pkg.nets`, `class Net(BaseNet)` with
+`BaseNet` of `pkg.bases`; stop 66). Read for any construction, as a class call is, instance
 methods made ExecuTorch's cold run analyse 26 more bodies (an analyzer whose `analyze` returns a
 report dataclass, graph passes whose `call` returns a result, and what they call), and with
 `cls(...)` read for any class too (15 more: configs' `from_dict`, stages' `from_recipe`) it cost
-+1.2% instructions (65,163.5 M against 33ded9e5's 64,412.0 M); with this test only its
-examples' factories are read (`EmformerRnnt*Model().get_eager_model()`, 3 bodies), and its
-cold run is 64,468.0 M (+0.09%; ao 11,621.3 M against 11,622.1 M).
-Not followed: a builder function imported from another module, and an instance method building
-a class imported from another module.
++1.2% instructions (65,163.5 M against 33ded9e5's 64,412.0 M); with the module test only its
+examples' factories were read (`EmformerRnnt*Model().get_eager_model()`, 3 bodies: +0.09%).
+Not followed: a builder function imported from another module.
 """
 
 from __future__ import annotations
 
 import ast
 
-from qlint.analysis.flow.class_constructors import is_class_method, module_class
+from qlint.analysis.flow.class_constructors import is_class_method
 from qlint.analysis.flow.forwarded_graphs import LIBRARY_ROOTS
+from qlint.analysis.flow.nn_bases import local_bases
+from qlint.analysis.flow.nn_classes import imported_nn_class
 from qlint.analysis.tree_walk import walk, walk_kinds
 
 _KEY = "_qlint_factory_methods"  # on the scope's `__dict__`: one walk per method and module content
@@ -51,43 +54,51 @@ _LEVELS = 2  # builders of builders
 def builds_a_model(owner, method: ast.AST, holder, modules: bool = False) -> bool:
     """Whether one of `method`'s returns (a def of `holder`, a class scope of `owner`'s module;
     `owner` is that module's `ModelFlow`) constructs a class of its module or the project.
-    `modules`: only a class its module shows to be a module counts (`class_constructors.
-    module_class`), none imported: the test for an instance method (`instance_methods`)."""
+    `modules`: only a class that derives from `torch.nn` module classes counts (`nn_classes`:
+    by its module's text, or through bases of other project modules): the test for an instance
+    method (`instance_methods`). What the module's text decides is kept per method; the
+    classes it names of other modules are looked up each time (they may change apart)."""
     scope = owner.scope
     known = scope.__dict__.setdefault(_KEY, {})
     found = known.get((id(method), modules))
     if found is None or found[0] is not method or found[1] is not holder:
-        found = known[(id(method), modules)] = (method, holder, _builds(method, scope, holder, _LEVELS, modules))
-    return found[2]
+        wanted: list[str] = []
+        built = _builds(method, scope, holder, _LEVELS, modules, wanted)
+        found = known[(id(method), modules)] = (method, holder, built, tuple(wanted))
+    return found[2] or (bool(found[3]) and imported_nn_class(getattr(owner, "classes", None), found[3]))
 
 
-def _builds(func: ast.AST, scope, holder, levels: int, modules: bool = False) -> bool:
+def _builds(func: ast.AST, scope, holder, levels: int, modules: bool, wanted: list[str]) -> bool:
+    """`builds_a_model` from the module's text: True, or False with the dotted names of the
+    classes of other modules that would make it True when one derives from `torch.nn` added to
+    `wanted` (an imported class built, with `modules`; the imported bases of a class of the
+    module its text does not show to be a module, built or `cls(...)`)."""
     args = func.args
     params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)} - _OWN
     # A class method's `cls` (its first parameter, whatever its name): `cls(...)` builds, in a
-    # class its module shows to be a module (`class_constructors.module_class`).
+    # class that derives from `torch.nn` (`nn_bases`, `nn_classes`).
     own = args.args[0].arg if holder is not None and args.args and is_class_method(func) else None
-    if own is not None and not module_class(scope, holder):
-        own = None
     returned: set[str] = set()
     bound: dict[str, bool] = {}
     for node in walk_kinds(func, _KINDS):
         if isinstance(node, ast.Return) and node.value is not None:
             value = node.value
-            if isinstance(value, ast.Call) and _built(value, scope, holder, params, own, levels, modules):
+            if isinstance(value, ast.Call) and _built(value, scope, holder, params, own, levels, modules, wanted):
                 return True
             if isinstance(value, ast.Name):
                 returned.add(value.id)
         elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             name = node.targets[0].id
-            built = isinstance(node.value, ast.Call) and _built(node.value, scope, holder, params, own, levels, modules)
+            built = isinstance(node.value, ast.Call) and _built(
+                node.value, scope, holder, params, own, levels, modules, wanted
+            )
             bound[name] = bound.get(name, True) and built
         elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and isinstance(node.target, ast.Name):
             bound[node.target.id] = False  # rebound some other way: not only such calls
     return any(bound.get(name, False) for name in returned)
 
 
-def _built(call: ast.Call, scope, holder, params: set[str], own: str | None, levels: int, modules: bool) -> bool:
+def _built(call: ast.Call, scope, holder, params, own, levels: int, modules: bool, wanted: list[str]) -> bool:
     """The call, or the head of its chain of calls (`Net().to(device)`), constructs a class of
     the module or the project, or calls a builder of the module (`_builds`, a level down)."""
     while isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Call):
@@ -96,19 +107,23 @@ def _built(call: ast.Call, scope, holder, params: set[str], own: str | None, lev
     if isinstance(func, ast.Name):
         name = func.id
         if name == own:
-            return True  # `cls(...)` in a class method: an instance of the class (`class_constructors`)
+            return _module(scope, holder, wanted)  # `cls(...)` in a class method (`class_constructors`)
         if name in params:
             return False  # a callable handed in: it may return anything
         if name in scope.assigns:
             return False  # a module-level value: what it holds is not read here
         full = scope.imports.get(name)
         if full is not None:  # a class imported from the project, by its CapWords name
-            capwords = full.partition(".")[0] not in LIBRARY_ROOTS and full.rpartition(".")[2][:1].isupper()
-            return capwords and not modules
+            if full.partition(".")[0] in LIBRARY_ROOTS or not full.rpartition(".")[2][:1].isupper():
+                return False
+            if modules:
+                wanted.append(full)  # a module if its own module's bases say so (`nn_classes`)
+                return False
+            return True
         if name in scope.classes:
-            return not modules or module_class(scope, scope.classes[name])
+            return not modules or _module(scope, scope.classes[name], wanted)
         builder = scope.functions.get(name)
-        return builder is not None and levels > 0 and _builds(builder, scope, None, levels - 1, modules)
+        return builder is not None and levels > 0 and _builds(builder, scope, None, levels - 1, modules, wanted)
     if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)) or levels == 0:
         return False
     head = func.value.id  # `cls.make()`, `self._build()`, `Nets.tiny()`
@@ -121,7 +136,17 @@ def _built(call: ast.Call, scope, holder, params: set[str], own: str | None, lev
     else:
         return False
     method = cls.methods.get(func.attr)
-    return method is not None and _builds(method, scope, cls, levels - 1, modules)
+    return method is not None and _builds(method, scope, cls, levels - 1, modules, wanted)
+
+
+def _module(scope, cls, wanted: list[str]) -> bool:
+    """`cls`, a class of the module, derives from `torch.nn` by its module's text; else the
+    bases it imports go to `wanted`, to be looked up in their modules."""
+    bases = local_bases(scope, cls)
+    if bases is True:
+        return True
+    wanted.extend(b for b in bases if b not in wanted)
+    return False
 
 
 __all__ = ["builds_a_model"]
