@@ -143,11 +143,12 @@ def _attribute_helpers(fw, path: str, imports, text: str, index, first: bool = F
     return found
 
 
-def helper_imports(project, path: str, text: str, index=None) -> list[tuple[str, str]]:
+def helper_imports(project, path: str, text: str, index=None, instances: bool = True) -> list[tuple[str, str]]:
     """The imports (local name, dotted name) of the module with this text through which
     `imports_helper` may find a helper ([]: none can), read before a helper search is made
     for it (most files an import trigger asks import none). With the project's `index` of
-    wrapper names (`wrapper_index`), only if the index lets one through (`helper_gate`).
+    wrapper names (`wrapper_index`), only if the index lets one through (`helper_gate`; for a
+    search that builds no class, without `instances`).
 
     Imports of `torch` lead to none: every way asks the search of one of its functions or
     classes (`_imported_helper`: `_not_a_project_name`), of a path called on it or of a
@@ -158,13 +159,22 @@ def helper_imports(project, path: str, text: str, index=None) -> list[tuple[str,
     imports = file_imports(text, path)
     if not imports:
         return []
+    live = [(name, full) for name, full in imports if not _of_torch(full)]
+    if len(live) == len(imports):
+        live = imports
     if index is not None:
         # The names it did not hold are answered by it: a dependency of the result.
         project.record_derived(path, index.dependency, index.digest)
-        if not may_lead_to_helper(text, imports, index):
+        # Asked of the imports not of torch alone: a dotted name starting at `torch`
+        # (`torch.nn.Module`) leads to no helper, whatever name of the index it ends in.
+        if not live or not may_lead_to_helper(text, live, index, instances):
             return []
-    live = [(name, full) for name, full in imports if not _of_torch(full)]
-    return project_imports(project, live if len(live) < len(imports) else imports, path)
+    kept = project_imports(project, live, path)
+    if index is not None and not instances and kept is not live and kept:
+        # The gate again, of the project's imports alone: `subprocess.run(...)` is no call of
+        # the index's `run` (on ExecuTorch, most files QL101's import trigger asks it leads to).
+        return kept if may_lead_to_helper(text, kept, index, instances) else []
+    return kept
 
 
 def imports_helper(fw, project, path: str, text: str, index=None, imports: list[tuple[str, str]] | None = None) -> bool:
