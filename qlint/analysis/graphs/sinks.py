@@ -3,9 +3,10 @@ its prefilter, which the engine asks before importing the rule.
 
 A matcher sits on a row where a node target is written (`n.target`, `getattr(n, "target")`)
 or on a row of a sink call, or of a call of a helper that forwards a parameter to a sink
-(the check's base lines). A file holding neither of the first two can only match through a
-helper it imports from another module of the project: `matches_through_imports`, the rule's
-import trigger, asks the helper search about those imports from the text, and the file is
+(the check's base lines). A file holding neither of the first two (whatever else of the
+rule's trigger texts it holds, or none of them) can only match through a helper it imports
+from another module of the project: `matches_through_imports`, the rule's import trigger,
+asks the helper search about those imports from the text, and the file is
 not parsed when none is one (`.target_dtype`, `self.target` in prose, ...). Either way a
 packet must be able to reach the file (`packet_text`: it spells one, or imports a name bound
 to one), or there is nothing to match with. In a run over many files, the search (the
@@ -156,7 +157,7 @@ def _helper_imports(text: str, path: str, project, index) -> list[tuple[str, str
     files none, and no search is made for them)."""
     from qlint.analysis.graphs.imported_helpers import helper_imports
 
-    return helper_imports(project, path, text, index)
+    return helper_imports(project, path, text, index, instances=False)
 
 
 def _sink_helper_found(text: str, path: str, project, sinks: dict[str, set], index, imports) -> bool:
@@ -183,19 +184,26 @@ _DEFAULTS = parse_sinks(DEFAULT_SINKS)
 def matches_through_imports(text: str, path: str, project, sinks: dict[str, set] | None = None) -> bool:
     """QL101's import trigger (a rule given `extra-sinks` asks with its own `sinks`), for a
     file `triggered_by` turned away: it may match here or through an imported helper, and a
-    packet can reach it, from its text or from what it imports (`packet_imports`)."""
+    packet can reach it, from its text or from what it imports (`packet_imports`).
+
+    A file holding none of the rule's triggers (`mentions`) can still call an imported helper
+    (`check_ops(case, gm, {aten.relu: 1})` is all a test module needs): the helper search's
+    gate decides for it as for the others. In a run over many files that gate reads the
+    imports QL102's import trigger reads anyway (`file_imports`, once per text) and asks the
+    index of sink helpers about them, one scan of the text at most (`helper_gate`)."""
     sinks = _DEFAULTS if sinks is None else sinks
-    if not mentions(text):
-        return False
-    if may_match_here(text, sink_needles(sinks)):
+    if mentions(text) and may_match_here(text, sink_needles(sinks)):
         return may_hold_packet(text, path, project)
     # The helper search's own gate first (most files import no helper), then the packet
     # question, which reads only the modules the file imports from, and the search last: it
-    # resolves the names the gate let through, through the project's modules.
+    # resolves the names the gate let through, through the project's modules. For a file
+    # holding no trigger text the two go the other way: QL102's import trigger, asked next,
+    # has not asked the packet question of most of those (`packet_imports.answered`), while
+    # the search's answers about the names they import are kept per import root.
     index = sink_index_for(path, project, sinks)
     imports = _helper_imports(text, path, project, index)
-    return (
-        bool(imports)
-        and may_hold_packet(text, path, project)
-        and _sink_helper_found(text, path, project, sinks, index, imports)
-    )
+    if not imports:
+        return False
+    if not mentions(text):
+        return _sink_helper_found(text, path, project, sinks, index, imports) and may_hold_packet(text, path, project)
+    return may_hold_packet(text, path, project) and _sink_helper_found(text, path, project, sinks, index, imports)
