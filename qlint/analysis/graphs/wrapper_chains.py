@@ -40,7 +40,8 @@ def forwards_on(fw, project, path: str) -> bool:
     (c -> b -> mid -> a, `CHAIN_LINKS` modules deep at most). Asked once per module, whatever
     imports it. Classes it subclasses are not asked about: a class of a module that
     names no sink holds no helper method of its own unless it calls one (in ExecuTorch
-    nearly every pass would otherwise be read through `ExportPass`)."""
+    nearly every pass would otherwise be read through `ExportPass`), but for QL101's sink
+    helpers one of a module calling a sink on `self` (a TestCase mixin's base, `_base_links`)."""
     key = ("chain", path, fw._kind)
     known = fw._shared(IMPORTED, key)
     if known is not None:
