@@ -36,6 +36,8 @@ INDEX = WrapperIndex("/p", frozenset({"assert_nodes", "run"}), frozenset({"NodeC
         # Outside ASCII: read in NFKC, the other characters as word characters.
         ("import pkg.checks as ch\n# nœud\nch.assert_nodes(c, gm, occ)", [("ch", "pkg.checks")]),
         ("import pkg.checks as ch\n# nœud\nｃｈ.assert_nodes(c, gm, occ)", [("ch", "pkg.checks")]),  # noqa: RUF001
+        # A name's start read as the search reads it: `ch` after a character outside ASCII.
+        ("import pkg.checks as ch\néch.assert_nodes(c, gm, occ)", [("ch", "pkg.checks")]),
         # An import of a name outside ASCII: any dotted name ending in a name of the index.
         ("import pkg.checks as çh\nx.assert_nodes(c, gm, occ)", [("çh", "pkg.checks")]),
     ],

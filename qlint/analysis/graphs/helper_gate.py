@@ -83,11 +83,12 @@ _NOT_ASCII = lazy(r"[^\x00-\x7f]")
 
 def _in_ascii(text: str, heads: frozenset[str], names: frozenset[str]) -> str | None:
     """A text with characters outside ASCII as `reaches_from_imports` can read it: in NFKC
-    (the identifiers Python reads) with each character still outside ASCII turned into `_`,
-    a word character for another, so that a name holding one is none of the `heads` nor of
-    the `names` called; None where one of those is not ASCII itself. On ExecuTorch 368 files
-    hold one (a `—` in a docstring): the gate let most through on a `.run(...)` or a
+    (the identifiers Python reads, as the search's `called_names` reads them), each character
+    still outside ASCII turned into `?`, which no name holds: reading back stops at it, where
+    the search's ASCII reading of a head's start does too. None where one of the `heads` or of
+    the `names` called is not ASCII itself. On ExecuTorch 368 files hold such a character (a
+    `—` in a docstring): the gate let most through on a `.run(...)` or a
     `super().__init__(...)` that no import starts."""
     if not (all(h.isascii() for h in heads) and all(n.isascii() for n in names)):
         return None
-    return _NOT_ASCII.sub("_", unicodedata.normalize("NFKC", text))
+    return _NOT_ASCII.sub("?", unicodedata.normalize("NFKC", text))
