@@ -197,13 +197,15 @@ def matches_through_imports(text: str, path: str, project, sinks: dict[str, set]
     # The helper search's own gate first (most files import no helper), then the packet
     # question, which reads only the modules the file imports from, and the search last: it
     # resolves the names the gate let through, through the project's modules. For a file
-    # holding no trigger text the two go the other way: QL102's import trigger, asked next,
-    # has not asked the packet question of most of those (`packet_imports.answered`), while
-    # the search's answers about the names they import are kept per import root.
+    # holding no trigger text in a run over many files the two go the other way: QL102's
+    # import trigger, asked next, has not asked the packet question of most of those
+    # (`packet_imports.answered`), while the search's answers about the names they import are
+    # kept per import root. Without the index (one file, an editor's buffer) the search
+    # resolves every name the file may call: the packet question first, as QL102's does.
     index = sink_index_for(path, project, sinks)
     imports = _helper_imports(text, path, project, index)
     if not imports:
         return False
-    if not mentions(text):
+    if index is not None and not mentions(text):
         return _sink_helper_found(text, path, project, sinks, index, imports) and may_hold_packet(text, path, project)
     return may_hold_packet(text, path, project) and _sink_helper_found(text, path, project, sinks, index, imports)
