@@ -44,7 +44,7 @@ def test_the_index_holds_the_mixins_of_other_modules_and_not_the_passes(tmp_path
     passes = "from pkg.finders import Finder\n\n\nclass MyPass(Finder):\n    def run(self, gm):\n        return gm\n"
     # A class of the mixins' module holding no method of its own: subclassed in another one.
     checks = CHECKS + "\n\nclass AliasChecks(NodeChecks):\n    pass\n"
-    via = "from pkg import checks\n\n\nclass ViaAlias(checks.AliasChecks):\n    pass\n"
+    via = "from pkg.checks import AliasChecks\n\n\nclass ViaAlias(AliasChecks):\n    pass\n"
     write_package(tmp_path, "pkg", checks=checks, mixins=MIXINS, finders=FINDERS, passes=passes, via=via)
     index = wrapper_index.build(str(tmp_path))
     assert {"NodeChecks", "OpChecks", "MoreChecks", "ViaAlias", "Finder"} <= index.sink_classes

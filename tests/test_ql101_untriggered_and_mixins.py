@@ -4,6 +4,7 @@ other modules (issue 14, items 6 and 12).
 - A module that only calls `assert_nodes(case, gm, {torch.ops.aten.relu: 1})`, a helper of
   another module forwarding the dict to `checkGraphModuleNodes`, writes no `.target` and names
   no sink: the import trigger turned it away on `mentions` before asking about its imports.
+  Now a helper it imports by name is looked for (`sinks._untriggered`).
 - `class TestOps(OpChecks, unittest.TestCase)` where `OpChecks` (a module naming no sink)
   subclasses `NodeChecks` (one calling `self.checkGraphModuleNodes`) and its `check_ops` calls
   the inherited `self.assert_order(...)`; or where the mixin (`MoreChecks`) only inherits the
@@ -93,10 +94,10 @@ USERS = {
     "t_own": _test_class(
         "from pkg.mixins import OpChecks", "OpChecks, unittest.TestCase", _method(f"self.check_ops(self.gm, [{RELU}])")
     ),
-    # The mixin only inherits the method the test calls; its module imported as a module.
+    # The mixin only inherits the method the test calls.
     "t_inherited": _test_class(
-        "from pkg import mixins",
-        "mixins.MoreChecks, unittest.TestCase",
+        "from pkg.mixins import MoreChecks",
+        "MoreChecks, unittest.TestCase",
         _method(f"self.assert_order(self.gm, [{RELU}])"),
     ),
 }
@@ -128,6 +129,15 @@ QUIET = {
     # called on an instance (`Forwarding.instances` is off for QL101).
     "q_no_helper": "import torch\n\nfrom pkg.finders import Finder\nfrom pkg.m0 import f0\n\n\n"
     f"def test_relu(gm):\n    f0({{{RELU}: 1}})\n    Finder().find(gm, {RELU})\n",
+    # A helper called through its module, in a module holding no trigger text: not looked
+    # for (rules/QL101.md, "Not followed (yet)"); nor a mixin subclassed through its module.
+    "q_through_module": "import torch\n\nfrom pkg import checks\n\n\n"
+    f"def test_relu(case, gm):\n    checks.assert_nodes(case, gm, {{{RELU}: 1}})\n",
+    "q_mixin_through_module": _test_class(
+        "from pkg import mixins",
+        "mixins.MoreChecks, unittest.TestCase",
+        _method(f"self.assert_order(self.gm, [{RELU}])"),
+    ),
     # The packet only in a string: nothing a matcher compares.
     "q_string": "from pkg.checks import assert_nodes\n\n\n"
     f'def test_relu(case, gm):\n    assert_nodes(case, gm, {{"{RELU}": 1}})\n',

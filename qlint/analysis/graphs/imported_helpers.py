@@ -177,7 +177,9 @@ def helper_imports(project, path: str, text: str, index=None, instances: bool = 
     return kept
 
 
-def imports_helper(fw, project, path: str, text: str, index=None, imports: list[tuple[str, str]] | None = None) -> bool:
+def imports_helper(
+    fw, project, path: str, text: str, index=None, imports: list[tuple[str, str]] | None = None, named: bool = False
+) -> bool:
     """Whether the module with this text may call a helper of another module: it imports
     a function that forwards to a sink, or a class with a method that does (which it may
     subclass, also as `mod.Base`). Asked from the text alone (a prefilter), with the
@@ -185,7 +187,9 @@ def imports_helper(fw, project, path: str, text: str, index=None, imports: list[
     asked about, as `find_helpers` asks (`called_names`): a function never called inserts
     nothing, and the check would not look it up either. With the project's `index` of
     wrapper names (`wrapper_index`), only the names it holds are. `imports`: what
-    `helper_imports` answered for this text, when the caller asked it first."""
+    `helper_imports` answered for this text, when the caller asked it first. `named`: only
+    through the names imported (a function called by its name, a class subclassed by its
+    name), not through a path called on one (`gu.insert_op(...)`, `class P(gu.Rewriter)`)."""
     fw._project = project
     fw._index = index
     if imports is None:
@@ -204,7 +208,8 @@ def imports_helper(fw, project, path: str, text: str, index=None, imports: list[
         bases = [
             parts
             for parts in heads.get(name, ())
-            if index is None or index.may_lead_to_class(".".join([full, *parts[1:]]))
+            if (index is None or index.may_lead_to_class(".".join([full, *parts[1:]])))
+            and not (named and len(parts) > 1)
         ]
         if not function and not bases:
             continue
@@ -217,6 +222,8 @@ def imports_helper(fw, project, path: str, text: str, index=None, imports: list[
             return True
         if any(_base_helpers(fw, scope, list(parts)) for parts in bases):
             return True
+    if named:
+        return False
     # `gu.insert_op(...)`: the text names the imported module, then the function.
     if _attribute_helpers(fw, path, imports, text, index, first=True):
         return True

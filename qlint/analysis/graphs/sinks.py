@@ -160,11 +160,33 @@ def _helper_imports(text: str, path: str, project, index) -> list[tuple[str, str
     return helper_imports(project, path, text, index, instances=False)
 
 
-def _sink_helper_found(text: str, path: str, project, sinks: dict[str, set], index, imports) -> bool:
+def _sink_helper_found(
+    text: str, path: str, project, sinks: dict[str, set], index, imports, named: bool = False
+) -> bool:
     """The helper search through `imports` (what `_helper_imports` kept of the file's): the
-    answers `find_helpers` gives the check, read from the text (`Forwarding.imports_helper`)."""
+    answers `find_helpers` gives the check, read from the text (`Forwarding.imports_helper`;
+    `named`: through the names imported alone)."""
     search = sink_search(project, None, path, sinks, sink_needles(sinks), sinks_key(sinks))
-    return search.imports_helper(project, path, text, index, imports)
+    return search.imports_helper(project, path, text, index, imports, named)
+
+
+def _named_imports(text: str, path: str, project, index) -> list[tuple[str, str]]:
+    """The names a file holding no trigger text imports from another module of the project
+    (`from m import helper`) that may be sink helpers or classes with such methods: only
+    those lead it to a helper (`_untriggered`). Its imports are read once per text, for
+    QL102's import trigger too (`file_imports`); with the index, a set lookup per import."""
+    from qlint.analysis.names.text_imports import file_imports
+
+    found = [
+        (name, full)
+        for name, full in file_imports(text, path)
+        if name != full and full != "torch" and not full.startswith("torch.")
+    ]
+    if index is not None:
+        # The names it did not hold are answered by it: a dependency of the result.
+        project.record_derived(path, index.dependency, index.digest)
+        found = [(name, full) for name, full in found if index.may_lead_to_helper(full)]
+    return found
 
 
 def sink_index_for(path: str, project, sinks: dict[str, set]):
@@ -186,26 +208,44 @@ def matches_through_imports(text: str, path: str, project, sinks: dict[str, set]
     file `triggered_by` turned away: it may match here or through an imported helper, and a
     packet can reach it, from its text or from what it imports (`packet_imports`).
 
-    A file holding none of the rule's triggers (`mentions`) can still call an imported helper
-    (`check_ops(case, gm, {aten.relu: 1})` is all a test module needs): the helper search's
-    gate decides for it as for the others. In a run over many files that gate reads the
-    imports QL102's import trigger reads anyway (`file_imports`, once per text) and asks the
-    index of sink helpers about them, one scan of the text at most (`helper_gate`)."""
+    A file holding none of the rule's triggers (`mentions`) can still call a helper it
+    imports by name (`check_ops(case, gm, {aten.relu: 1})` is all a test module needs):
+    `_untriggered`."""
     sinks = _DEFAULTS if sinks is None else sinks
-    if mentions(text) and may_match_here(text, sink_needles(sinks)):
+    if not mentions(text):
+        return _untriggered(text, path, project, sinks)
+    if may_match_here(text, sink_needles(sinks)):
         return may_hold_packet(text, path, project)
     # The helper search's own gate first (most files import no helper), then the packet
     # question, which reads only the modules the file imports from, and the search last: it
-    # resolves the names the gate let through, through the project's modules. For a file
-    # holding no trigger text in a run over many files the two go the other way: QL102's
-    # import trigger, asked next, has not asked the packet question of most of those
-    # (`packet_imports.answered`), while the search's answers about the names they import are
-    # kept per import root. Without the index (one file, an editor's buffer) the search
-    # resolves every name the file may call: the packet question first, as QL102's does.
+    # resolves the names the gate let through, through the project's modules.
     index = sink_index_for(path, project, sinks)
     imports = _helper_imports(text, path, project, index)
-    if not imports:
+    return (
+        bool(imports)
+        and may_hold_packet(text, path, project)
+        and _sink_helper_found(text, path, project, sinks, index, imports)
+    )
+
+
+def _untriggered(text: str, path: str, project, sinks: dict[str, set]) -> bool:
+    """`matches_through_imports` for a file holding none of the rule's trigger texts: it may
+    match only through a helper it imports by name (`from m import check_ops`, then
+    `check_ops(case, gm, {aten.relu: 1})`, or a TestCase mixin it subclasses), and a packet
+    must reach it. Such files are most of a project (ExecuTorch: 2,800 of 3,800), each asked
+    a set lookup per import at most in a run over many files; a helper called through its
+    module (`m.check_ops(...)`) is not looked for here, which would cost a scan of every one
+    of them. With the index, the search goes before the packet question: QL102's import
+    trigger has not asked that of most of these files; without it (one file, an editor's
+    buffer) the search resolves every name the file may call, and goes last, as QL102's."""
+    index = sink_index_for(path, project, sinks)
+    named = _named_imports(text, path, project, index)
+    if not named:
         return False
-    if index is not None and not mentions(text):
-        return _sink_helper_found(text, path, project, sinks, index, imports) and may_hold_packet(text, path, project)
-    return may_hold_packet(text, path, project) and _sink_helper_found(text, path, project, sinks, index, imports)
+    if index is not None:
+        return _sink_helper_found(text, path, project, sinks, index, named, named=True) and may_hold_packet(
+            text, path, project
+        )
+    return may_hold_packet(text, path, project) and _sink_helper_found(
+        text, path, project, sinks, index, named, named=True
+    )

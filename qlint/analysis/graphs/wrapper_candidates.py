@@ -335,9 +335,9 @@ def candidates(
     a chain has at most `links` such modules: one is read for the functions and classes it
     calls of inserting modules, or of modules read for that reason fewer than `links` steps
     away, not for the classes it subclasses; but without `instances` (QL101's sink helpers),
-    a module subclassing a class of a module that calls a sink on `self` is read (a TestCase
-    mixin: `mixin_sinks.calls_sink_on_self`), one step away, as `wrapper_chains._links_of`
-    follows such a base."""
+    a module importing by name a class of a module that calls a sink on `self` is read (a
+    TestCase mixin: `mixin_sinks.calls_sink_on_self`), one step away, as
+    `wrapper_chains._links_of` follows such a base."""
     modules = list(modules)
     # Per module, how many modules that insert nothing lie between it and an inserting one
     # (0: it inserts), at most: a module read for names of several is counted from the nearest.
@@ -367,8 +367,10 @@ def candidates(
         new_toplevel: set[str] = set()
         new_toplevel_classes: set[str] = set()
         defining: dict[int, ModuleText] = {}  # the modules defining them
+        # Asked by their names alone, not their modules' (a mixin imports the class it
+        # subclasses by name: `wrapper_chains._links_of`), whose stems (`utils`) most modules
+        # import something from.
         new_bases = set(mixed) - subclassed
-        defining.update((id(mixed[c]), mixed[c]) for c in new_bases)
         for at, (module, found, calls) in enumerate(zip(modules, marked, sites, strict=True)):
             if not calls:
                 continue

@@ -119,9 +119,9 @@ def _links_of(fw, project, path: str) -> tuple[bool, tuple[tuple[str, str, str],
                 dotted.append(full)  # `from a import insert`, called by name
             dotted += [".".join([full, *tail]) for tail in sorted(attributes_called(text, name))]
             for parts in bases.get(name, ()):
-                if name == full and len(parts) == 1:
-                    continue  # `import mod` subclassed as `mod`: no class
-                dotted_base = ".".join([full, *parts[1:]])
+                if name == full or len(parts) > 1:
+                    continue  # a class imported by name alone, as the index reads mixins
+                dotted_base = full
                 if fw._index is not None and not fw._index.may_lead_to_class(dotted_base):
                     continue
                 found = _defining(fw, project, dotted_base, path, 0, base=True)
@@ -158,7 +158,8 @@ def _links_of(fw, project, path: str) -> tuple[bool, tuple[tuple[str, str, str],
 
 def _base_links(fw, text: str) -> dict[str, list[tuple[str, ...]]]:
     """The bases of the text's class statements by the name they start at (`mod.Base` under
-    `mod`), for the sink kind alone (`Forwarding.instances` off): a class that subclasses one
+    `mod`, which `_links_of` passes over: only a class imported by name is followed), for the
+    sink kind alone (`Forwarding.instances` off): a class that subclasses one
     of a module naming a sink inherits its helper methods, which its own methods may call
     (`self.assert_nodes(gm, occ)`) or its subclasses in turn (`class TestX(Mixin, TestCase)`).
     Only a base whose module calls a sink on `self` makes a link (`_mixes_in`): ExecuTorch's
