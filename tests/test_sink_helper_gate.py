@@ -4,7 +4,8 @@
 asks it first. The search builds no class: a class it imports leads to a helper only as a base
 of a class statement, a function only where the text calls it; a dotted name read back to an
 import, also in a text holding characters outside ASCII; and only the project's own imports
-(`helper_imports`: not torch's, nor a package no import root holds). What the search then finds
+(`helper_imports`: not torch's, nor a package no import root holds). A file holding no
+trigger text is asked about the names it imports alone (`sinks._untriggered`). What the search then finds
 through each way: tests/test_ql101_untriggered_and_mixins.py, tests/test_sink_helper_chains.py."""
 
 from __future__ import annotations
@@ -78,14 +79,15 @@ def test_imports_of_torch_and_of_absent_packages_open_no_gate(tmp_path):
     path = str(tmp_path / "pkg" / "t.py")
     project = ProjectIndex.for_path(path)
     mine = "from pkg import checks\n\nchecks.other()\n"
-    # `nn.Module` ends in a class of the index: no search of either kind looks it up.
+    # `nn.Module` ends in a class of the index: QL101's search does not look it up (QL102's
+    # gate reads every import, as before: its search is asked of the project's).
     torch_text = "from torch import nn\n" + mine + "\n\nclass M(nn.Module):\n    pass\n"
     # `subprocess.run` ends in a function of the index: not a package of the project.
     absent_text = "import subprocess\n" + mine + "\nsubprocess.run([])\n"
     ProjectIndex.fixed_layout, before = True, ProjectIndex.fixed_layout
     try:
         assert helper_imports(project, path, torch_text, INDEX, instances=False) == []
-        assert helper_imports(project, path, torch_text, INDEX) == []
+        assert helper_imports(project, path, torch_text, INDEX) == [("checks", "pkg.checks")]
         assert helper_imports(project, path, absent_text, INDEX, instances=False) == []
         # The gate asked again of the project's imports: the sink kind's alone (QL102's as before).
         assert helper_imports(project, path, absent_text, INDEX) == [("checks", "pkg.checks")]

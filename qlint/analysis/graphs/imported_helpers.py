@@ -159,16 +159,18 @@ def helper_imports(project, path: str, text: str, index=None, instances: bool = 
     imports = file_imports(text, path)
     if not imports:
         return []
-    live = [(name, full) for name, full in imports if not _of_torch(full)]
-    if len(live) == len(imports):
-        live = imports
     if index is not None:
         # The names it did not hold are answered by it: a dependency of the result.
         project.record_derived(path, index.dependency, index.digest)
+        if instances and not may_lead_to_helper(text, imports, index):
+            return []
+    live = [(name, full) for name, full in imports if not _of_torch(full)]
+    if len(live) == len(imports):
+        live = imports
+    if index is not None and not instances and (not live or not may_lead_to_helper(text, live, index, instances)):
         # Asked of the imports not of torch alone: a dotted name starting at `torch`
         # (`torch.nn.Module`) leads to no helper, whatever name of the index it ends in.
-        if not live or not may_lead_to_helper(text, live, index, instances):
-            return []
+        return []
     kept = project_imports(project, live, path)
     if index is not None and not instances and kept is not live and kept:
         # The gate again, of the project's imports alone: `subprocess.run(...)` is no call of
