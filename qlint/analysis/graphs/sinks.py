@@ -177,12 +177,12 @@ def _named_imports(text: str, path: str, project, index) -> list[tuple[str, str]
     QL102's import trigger too (`file_imports`); with the index, a set lookup per import."""
     from qlint.analysis.names.text_imports import file_imports
 
-    imports = file_imports(text, path)
+    found = [(name, full) for name, full in file_imports(text, path) if name != full and not _of_torch(full)]
     if index is not None:
         # The names it did not hold are answered by it: a dependency of the result.
         project.record_derived(path, index.dependency, index.digest)
-        imports = [(name, full) for name, full in imports if index.may_lead_to_helper(full)]
-    return [(name, full) for name, full in imports if name != full and not _of_torch(full)]
+        found = [(name, full) for name, full in found if index.may_lead_to_helper(full)]
+    return found
 
 
 def _of_torch(full: str) -> bool:
