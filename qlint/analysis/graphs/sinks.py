@@ -182,7 +182,21 @@ def _named_imports(text: str, path: str, project, index) -> list[tuple[str, str]
         # The names it did not hold are answered by it: a dependency of the result.
         project.record_derived(path, index.dependency, index.digest)
         found = [(name, full) for name, full in found if index.may_lead_to_helper(full)]
-    return found
+    if not found:
+        return found
+    # The search's own first question of each name (`imports_helper`): a function it may
+    # call, a class it subclasses by that name (ExecuTorch: the test models most of those
+    # files import are built, not subclassed).
+    from qlint.analysis.graphs.called_names import may_call
+    from qlint.analysis.names.text_imports import class_bases
+
+    bases = {parts[0] for parts in class_bases(text) if len(parts) == 1}
+    return [
+        (name, full)
+        for name, full in found
+        if (name in bases and (index is None or index.may_lead_to_class(full)))
+        or ((index is None or index.may_lead_to_function(full)) and may_call(text, name))
+    ]
 
 
 def _of_torch(full: str) -> bool:
