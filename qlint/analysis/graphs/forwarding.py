@@ -390,10 +390,10 @@ class Forwarding:
         if key in self._unshared:
             asking[-1][1] = False
 
-    def imports_helper(self, project, path: str, text: str, index=None, imports=None) -> bool:
+    def imports_helper(self, project, path: str, text: str, index=None, imports=None, named: bool = False) -> bool:
         """Whether the module with this text may call a helper of another module
         (`imported_helpers.imports_helper`; `imports`: what `helper_imports` answered)."""
-        return imports_helper(self, project, path, text, index, imports)
+        return imports_helper(self, project, path, text, index, imports, named)
 
     def resolve_helper(self, call: ast.Call, resolver: Resolver, caller=None) -> Helper | None:
         return helper_of_call(self, call, resolver, caller)

@@ -26,14 +26,21 @@ ExecuTorch `x.run(...)` let 318 files through, `run` being a method of a wrapper
 
 from __future__ import annotations
 
-from qlint.analysis.graphs.called_names import attribute_pattern, may_call_attribute
+import unicodedata
+
+from qlint.analysis.graphs.called_names import attribute_pattern, may_call, may_call_attribute
 from qlint.analysis.graphs.dotted_heads import reaches_from_imports
 from qlint.analysis.graphs.word_trie import holds_any
+from qlint.analysis.names.text_imports import class_bases
+from qlint.lazy_patterns import lazy
 
 
-def may_lead_to_helper(text: str, imports: list[tuple[str, str]], index) -> bool:
+def may_lead_to_helper(text: str, imports: list[tuple[str, str]], index, instances: bool = True) -> bool:
     """False only when `imports_helper` would find no helper in `text` (whose imports, as
-    `file_imports` reads them, are `imports`) with the wrapper index `index`."""
+    `file_imports` reads them, are `imports`) with the wrapper index `index`; without
+    `instances` (QL101's sink helpers: `Forwarding.instances` off), `_sink_helper_gate`."""
+    if not instances:
+        return _sink_helper_gate(text, imports, index)
     for _, full in imports:  # asked of most files: no generator made each time
         if index.may_lead_to_helper(full):
             return True
@@ -43,3 +50,45 @@ def may_lead_to_helper(text: str, imports: list[tuple[str, str]], index) -> bool
     if may_call_attribute(text, index.attribute_or_class_names):
         return True
     return not text.isascii() and holds_any(text, index.classes)
+
+
+def _sink_helper_gate(text: str, imports: list[tuple[str, str]], index) -> bool:
+    """`may_lead_to_helper` for a search that builds no class: each way `imports_helper` has
+    to a helper, asked as it asks it before looking a name up. An imported function leads to
+    one where the text may call it (`may_call`), a class only as a base of a class statement
+    (`class_bases`), and a dotted name only as a call of a function (`mod.helper(...)`, the
+    index's `attribute_names`) or as a base (`class T(mod.Mixin)`). On ExecuTorch the files
+    QL101's import trigger asks that hold none of its trigger texts are ~2,800: the test
+    models they import (`Conv2dModule`) are classes of modules naming a sink they never
+    subclass, and `nn.Module` ends in one of those names (`Module`)."""
+    for name, full in imports:
+        if name != full and index.may_lead_to_function(full) and may_call(text, name):
+            return True
+    heads: dict[str, list[tuple[str, ...]]] = {}
+    for parts in class_bases(text):  # none where the text holds no `class`
+        heads.setdefault(parts[0], []).append(parts)
+    for name, full in imports if heads else ():
+        if any(index.may_lead_to_class(".".join([full, *parts[1:]])) for parts in heads.get(name, ())):
+            return True
+    if "\r" not in text:
+        heads = frozenset(name for name, _ in imports)
+        read = text if text.isascii() else _in_ascii(text, heads, index.attribute_names)
+        if read is not None:
+            return reaches_from_imports(read, attribute_pattern(index.attribute_names), heads)
+    return may_call_attribute(text, index.attribute_names)
+
+
+_NOT_ASCII = lazy(r"[^\x00-\x7f]")
+
+
+def _in_ascii(text: str, heads: frozenset[str], names: frozenset[str]) -> str | None:
+    """A text with characters outside ASCII as `reaches_from_imports` can read it: in NFKC
+    (the identifiers Python reads, as the search's `called_names` reads them), each character
+    still outside ASCII turned into `?`, which no name holds: reading back stops at it, where
+    the search's ASCII reading of a head's start does too. None where one of the `heads` or of
+    the `names` called is not ASCII itself. On ExecuTorch 368 files hold such a character (a
+    `—` in a docstring): the gate let most through on a `.run(...)` or a
+    `super().__init__(...)` that no import starts."""
+    if not (all(h.isascii() for h in heads) and all(n.isascii() for n in names)):
+        return None
+    return _NOT_ASCII.sub("?", unicodedata.normalize("NFKC", text))

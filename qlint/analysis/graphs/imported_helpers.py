@@ -143,11 +143,12 @@ def _attribute_helpers(fw, path: str, imports, text: str, index, first: bool = F
     return found
 
 
-def helper_imports(project, path: str, text: str, index=None) -> list[tuple[str, str]]:
+def helper_imports(project, path: str, text: str, index=None, instances: bool = True) -> list[tuple[str, str]]:
     """The imports (local name, dotted name) of the module with this text through which
     `imports_helper` may find a helper ([]: none can), read before a helper search is made
     for it (most files an import trigger asks import none). With the project's `index` of
-    wrapper names (`wrapper_index`), only if the index lets one through (`helper_gate`).
+    wrapper names (`wrapper_index`), only if the index lets one through (`helper_gate`; for a
+    search that builds no class, without `instances`).
 
     Imports of `torch` lead to none: every way asks the search of one of its functions or
     classes (`_imported_helper`: `_not_a_project_name`), of a path called on it or of a
@@ -161,13 +162,26 @@ def helper_imports(project, path: str, text: str, index=None) -> list[tuple[str,
     if index is not None:
         # The names it did not hold are answered by it: a dependency of the result.
         project.record_derived(path, index.dependency, index.digest)
-        if not may_lead_to_helper(text, imports, index):
+        if instances and not may_lead_to_helper(text, imports, index):
             return []
     live = [(name, full) for name, full in imports if not _of_torch(full)]
-    return project_imports(project, live if len(live) < len(imports) else imports, path)
+    if len(live) == len(imports):
+        live = imports
+    if index is not None and not instances and (not live or not may_lead_to_helper(text, live, index, instances)):
+        # Asked of the imports not of torch alone: a dotted name starting at `torch`
+        # (`torch.nn.Module`) leads to no helper, whatever name of the index it ends in.
+        return []
+    kept = project_imports(project, live, path)
+    if index is not None and not instances and kept is not live and kept:
+        # The gate again, of the project's imports alone: `subprocess.run(...)` is no call of
+        # the index's `run` (on ExecuTorch, most files QL101's import trigger asks it leads to).
+        return kept if may_lead_to_helper(text, kept, index, instances) else []
+    return kept
 
 
-def imports_helper(fw, project, path: str, text: str, index=None, imports: list[tuple[str, str]] | None = None) -> bool:
+def imports_helper(
+    fw, project, path: str, text: str, index=None, imports: list[tuple[str, str]] | None = None, named: bool = False
+) -> bool:
     """Whether the module with this text may call a helper of another module: it imports
     a function that forwards to a sink, or a class with a method that does (which it may
     subclass, also as `mod.Base`). Asked from the text alone (a prefilter), with the
@@ -175,7 +189,9 @@ def imports_helper(fw, project, path: str, text: str, index=None, imports: list[
     asked about, as `find_helpers` asks (`called_names`): a function never called inserts
     nothing, and the check would not look it up either. With the project's `index` of
     wrapper names (`wrapper_index`), only the names it holds are. `imports`: what
-    `helper_imports` answered for this text, when the caller asked it first."""
+    `helper_imports` answered for this text, when the caller asked it first. `named`: only
+    through the names imported (a function called by its name, a class subclassed by its
+    name), not through a path called on one (`gu.insert_op(...)`, `class P(gu.Rewriter)`)."""
     fw._project = project
     fw._index = index
     if imports is None:
@@ -194,7 +210,8 @@ def imports_helper(fw, project, path: str, text: str, index=None, imports: list[
         bases = [
             parts
             for parts in heads.get(name, ())
-            if index is None or index.may_lead_to_class(".".join([full, *parts[1:]]))
+            if (index is None or index.may_lead_to_class(".".join([full, *parts[1:]])))
+            and not (named and len(parts) > 1)
         ]
         if not function and not bases:
             continue
@@ -207,6 +224,8 @@ def imports_helper(fw, project, path: str, text: str, index=None, imports: list[
             return True
         if any(_base_helpers(fw, scope, list(parts)) for parts in bases):
             return True
+    if named:
+        return False
     # `gu.insert_op(...)`: the text names the imported module, then the function.
     if _attribute_helpers(fw, path, imports, text, index, first=True):
         return True

@@ -3,9 +3,10 @@ its prefilter, which the engine asks before importing the rule.
 
 A matcher sits on a row where a node target is written (`n.target`, `getattr(n, "target")`)
 or on a row of a sink call, or of a call of a helper that forwards a parameter to a sink
-(the check's base lines). A file holding neither of the first two can only match through a
-helper it imports from another module of the project: `matches_through_imports`, the rule's
-import trigger, asks the helper search about those imports from the text, and the file is
+(the check's base lines). A file holding neither of the first two (whatever else of the
+rule's trigger texts it holds, or none of them) can only match through a helper it imports
+from another module of the project: `matches_through_imports`, the rule's import trigger,
+asks the helper search about those imports from the text, and the file is
 not parsed when none is one (`.target_dtype`, `self.target` in prose, ...). Either way a
 packet must be able to reach the file (`packet_text`: it spells one, or imports a name bound
 to one), or there is nothing to match with. In a run over many files, the search (the
@@ -156,14 +157,50 @@ def _helper_imports(text: str, path: str, project, index) -> list[tuple[str, str
     files none, and no search is made for them)."""
     from qlint.analysis.graphs.imported_helpers import helper_imports
 
-    return helper_imports(project, path, text, index)
+    return helper_imports(project, path, text, index, instances=False)
 
 
-def _sink_helper_found(text: str, path: str, project, sinks: dict[str, set], index, imports) -> bool:
+def _sink_helper_found(
+    text: str, path: str, project, sinks: dict[str, set], index, imports, named: bool = False
+) -> bool:
     """The helper search through `imports` (what `_helper_imports` kept of the file's): the
-    answers `find_helpers` gives the check, read from the text (`Forwarding.imports_helper`)."""
+    answers `find_helpers` gives the check, read from the text (`Forwarding.imports_helper`;
+    `named`: through the names imported alone)."""
     search = sink_search(project, None, path, sinks, sink_needles(sinks), sinks_key(sinks))
-    return search.imports_helper(project, path, text, index, imports)
+    return search.imports_helper(project, path, text, index, imports, named)
+
+
+def _named_imports(text: str, path: str, project, index) -> list[tuple[str, str]]:
+    """The names a file holding no trigger text imports from another module of the project
+    (`from m import helper`) that may be sink helpers or classes with such methods: only
+    those lead it to a helper (`_untriggered`). Its imports are read once per text, for
+    QL102's import trigger too (`file_imports`); with the index, a set lookup per import."""
+    from qlint.analysis.names.text_imports import file_imports
+
+    found = [(name, full) for name, full in file_imports(text, path) if name != full and not _of_torch(full)]
+    if index is not None:
+        # The names it did not hold are answered by it: a dependency of the result.
+        project.record_derived(path, index.dependency, index.digest)
+        found = [(name, full) for name, full in found if index.may_lead_to_helper(full)]
+    if not found:
+        return found
+    # The search's own first question of each name (`imports_helper`): a function it may
+    # call, a class it subclasses by that name (ExecuTorch: the test models most of those
+    # files import are built, not subclassed).
+    from qlint.analysis.graphs.called_names import may_call
+    from qlint.analysis.names.text_imports import class_bases
+
+    bases = {parts[0] for parts in class_bases(text) if len(parts) == 1}
+    return [
+        (name, full)
+        for name, full in found
+        if (name in bases and (index is None or index.may_lead_to_class(full)))
+        or ((index is None or index.may_lead_to_function(full)) and may_call(text, name))
+    ]
+
+
+def _of_torch(full: str) -> bool:
+    return full == "torch" or full.startswith("torch.")
 
 
 def sink_index_for(path: str, project, sinks: dict[str, set]):
@@ -183,10 +220,14 @@ _DEFAULTS = parse_sinks(DEFAULT_SINKS)
 def matches_through_imports(text: str, path: str, project, sinks: dict[str, set] | None = None) -> bool:
     """QL101's import trigger (a rule given `extra-sinks` asks with its own `sinks`), for a
     file `triggered_by` turned away: it may match here or through an imported helper, and a
-    packet can reach it, from its text or from what it imports (`packet_imports`)."""
+    packet can reach it, from its text or from what it imports (`packet_imports`).
+
+    A file holding none of the rule's triggers (`mentions`) can still call a helper it
+    imports by name (`check_ops(case, gm, {aten.relu: 1})` is all a test module needs):
+    `_untriggered`."""
     sinks = _DEFAULTS if sinks is None else sinks
     if not mentions(text):
-        return False
+        return _untriggered(text, path, project, sinks)
     if may_match_here(text, sink_needles(sinks)):
         return may_hold_packet(text, path, project)
     # The helper search's own gate first (most files import no helper), then the packet
@@ -198,4 +239,27 @@ def matches_through_imports(text: str, path: str, project, sinks: dict[str, set]
         bool(imports)
         and may_hold_packet(text, path, project)
         and _sink_helper_found(text, path, project, sinks, index, imports)
+    )
+
+
+def _untriggered(text: str, path: str, project, sinks: dict[str, set]) -> bool:
+    """`matches_through_imports` for a file holding none of the rule's trigger texts: it may
+    match only through a helper it imports by name (`from m import check_ops`, then
+    `check_ops(case, gm, {aten.relu: 1})`, or a TestCase mixin it subclasses), and a packet
+    must reach it. Such files are most of a project (ExecuTorch: 2,800 of 3,800), each asked
+    a set lookup per import at most in a run over many files; a helper called through its
+    module (`m.check_ops(...)`) is not looked for here, which would cost a scan of every one
+    of them. With the index, the search goes before the packet question: QL102's import
+    trigger has not asked that of most of these files; without it (one file, an editor's
+    buffer) the search resolves every name the file may call, and goes last, as QL102's."""
+    index = sink_index_for(path, project, sinks)
+    named = _named_imports(text, path, project, index)
+    if not named:
+        return False
+    if index is not None:
+        return _sink_helper_found(text, path, project, sinks, index, named, named=True) and may_hold_packet(
+            text, path, project
+        )
+    return may_hold_packet(text, path, project) and _sink_helper_found(
+        text, path, project, sinks, index, named, named=True
     )

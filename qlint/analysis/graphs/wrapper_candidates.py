@@ -334,7 +334,10 @@ def candidates(
     then on as the inserting ones are. As in the helper search (`wrapper_chains.forwards_on`),
     a chain has at most `links` such modules: one is read for the functions and classes it
     calls of inserting modules, or of modules read for that reason fewer than `links` steps
-    away, not for the classes it subclasses."""
+    away, not for the classes it subclasses; but without `instances` (QL101's sink helpers),
+    a module importing by name a class of a module that calls a sink on `self` is read (a
+    TestCase mixin: `mixin_sinks.calls_sink_on_self`), one step away, as
+    `wrapper_chains._links_of` follows such a base."""
     modules = list(modules)
     # Per module, how many modules that insert nothing lie between it and an inserting one
     # (0: it inserts), at most: a module read for names of several is counted from the nearest.
@@ -354,12 +357,20 @@ def candidates(
     # `x.m(...)` on an instance counts in a module that spells one of them.
     holders: dict[str, set[str]] = {}
     inherited: dict[str, list[str]] = {}  # a class found through its bases -> those bases
+    # The sink kind's classes of TestCase mixin modules (the modules naming a sink, each class
+    # at their level), whose subclasses' modules are read in the first round.
+    mixed = _mixin_classes(modules) if more is not None and not instances else {}
+    subclassed: set[str] = set()
     while True:
         new_functions: set[str] = set()
         new_classes: set[str] = set()
         new_toplevel: set[str] = set()
         new_toplevel_classes: set[str] = set()
         defining: dict[int, ModuleText] = {}  # the modules defining them
+        # Asked by their names alone, not their modules' (a mixin imports the class it
+        # subclasses by name: `wrapper_chains._links_of`), whose stems (`utils`) most modules
+        # import something from.
+        new_bases = set(mixed) - subclassed
         for at, (module, found, calls) in enumerate(zip(modules, marked, sites, strict=True)):
             if not calls:
                 continue
@@ -432,10 +443,13 @@ def candidates(
         asked_methods = methods_of
         patterns = called_patterns(new_functions)
         sites = [module.calls_of(patterns, holders if instances else None) for module in modules]
-        if more and (new_toplevel or new_toplevel_classes or grown):
+        new_bases = _closure(new_bases, by_source) - subclassed
+        subclassed |= new_bases
+        if more and (new_toplevel or new_toplevel_classes or grown or new_bases):
             only_classes = {c: ms for c, ms in methods_of.items() if c in toplevel_classes and c not in toplevel}
-            new_names = new_toplevel | new_toplevel_classes | grown
-            added = more(new_names, toplevel | toplevel_classes, [m.path for m in defining.values()], only_classes)
+            new_names = new_toplevel | new_toplevel_classes | grown | new_bases
+            among = toplevel | toplevel_classes | subclassed
+            added = more(new_names, among, [m.path for m in defining.values()], only_classes)
         else:
             added = []
         if added:
@@ -447,6 +461,21 @@ def candidates(
             modules.extend(added)
             marked.extend(set() for _ in added)
             sites.extend(module.inserting + module.calls_of(known, holders if instances else None) for module in added)
+
+
+def _mixin_classes(modules: list[ModuleText]) -> dict[str, ModuleText]:
+    """The classes at the level of the modules that may hold TestCase mixins (they call a
+    sink on `self`: `mixin_sinks.calls_sink_on_self`), each with its module: whatever their
+    methods, as the helper search follows a base of such a module (`wrapper_chains._links_of`)."""
+    from qlint.analysis.graphs.mixin_sinks import calls_sink_on_self
+
+    return {
+        span[1]: module
+        for module in modules
+        if calls_sink_on_self(module.masked)
+        for span in module.spans
+        if span[0] == "class" and not span[5]
+    }
 
 
 def _inherit(holders: dict[str, set[str]], inherited: dict[str, list[str]]) -> None:

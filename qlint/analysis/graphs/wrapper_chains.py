@@ -13,7 +13,7 @@ from qlint.analysis.graphs.forwarding_memos import IMPORTED, LINKS_OF, PASSING
 from qlint.analysis.graphs.forwarding_texts import is_torch, mentions, module_text, module_wrappers, text_names
 from qlint.analysis.graphs.helper_lookup import MAX_DEPTH
 from qlint.analysis.names.modules import module_name_for
-from qlint.analysis.names.text_imports import text_imports
+from qlint.analysis.names.text_imports import class_bases, text_imports
 
 # Modules that insert nothing a wrapper chain passes through, at most (c -> b -> mid -> a:
 # two), in a module of a root the project's wrapper-name index covers (`index_roots`: a
@@ -40,7 +40,8 @@ def forwards_on(fw, project, path: str) -> bool:
     (c -> b -> mid -> a, `CHAIN_LINKS` modules deep at most). Asked once per module, whatever
     imports it. Classes it subclasses are not asked about: a class of a module that
     names no sink holds no helper method of its own unless it calls one (in ExecuTorch
-    nearly every pass would otherwise be read through `ExportPass`)."""
+    nearly every pass would otherwise be read through `ExportPass`), but for QL101's sink
+    helpers one of a module calling a sink on `self` (a TestCase mixin's base, `_base_links`)."""
     key = ("chain", path, fw._kind)
     known = fw._shared(IMPORTED, key)
     if known is not None:
@@ -107,6 +108,9 @@ def _links_of(fw, project, path: str) -> tuple[bool, tuple[tuple[str, str, str],
     try:
         text = project.text(path) or ""
         memo: dict[str, bool] = {}
+        # QL101's sink helpers: a TestCase mixin may hold them only through a class it
+        # subclasses, of a module naming the sink (`_base_links`).
+        bases = _base_links(fw, text)
         for name, full in text_imports(text, module_name_for(path), path):
             if is_torch(full) or adjacent:
                 continue
@@ -114,6 +118,18 @@ def _links_of(fw, project, path: str) -> tuple[bool, tuple[tuple[str, str, str],
             if name != full and (memo[name] if name in memo else memo.setdefault(name, may_call(text, name))):
                 dotted.append(full)  # `from a import insert`, called by name
             dotted += [".".join([full, *tail]) for tail in sorted(attributes_called(text, name))]
+            for parts in bases.get(name, ()):
+                if name == full or len(parts) > 1:
+                    continue  # a class imported by name alone, as the index reads mixins
+                dotted_base = full
+                if fw._index is not None and not fw._index.may_lead_to_class(dotted_base):
+                    continue
+                found = _defining(fw, project, dotted_base, path, 0, base=True)
+                if found is not None and found[0] != path and _mixes_in(fw, project, found[0]):
+                    adjacent = True
+                    break
+            if adjacent:
+                break
             for called in dotted:
                 index = fw._index
                 if index is not None and not index.may_lead_to_helper(called):
@@ -138,6 +154,33 @@ def _links_of(fw, project, path: str) -> tuple[bool, tuple[tuple[str, str, str],
         LINKS_OF.clear()
     LINKS_OF[(path, fw.fact.key, fw._index is None)] = fw._edges[path]
     return adjacent, tuple(further)
+
+
+def _base_links(fw, text: str) -> dict[str, list[tuple[str, ...]]]:
+    """The bases of the text's class statements by the name they start at (`mod.Base` under
+    `mod`, which `_links_of` passes over: only a class imported by name is followed), for the
+    sink kind alone (`Forwarding.instances` off): a class that subclasses one
+    of a module naming a sink inherits its helper methods, which its own methods may call
+    (`self.assert_nodes(gm, occ)`) or its subclasses in turn (`class TestX(Mixin, TestCase)`).
+    Only a base whose module calls a sink on `self` makes a link (`_mixes_in`): ExecuTorch's
+    passes subclass `ExportPass` thousands of times over, a module naming no sink, and
+    `ArmPass` hundreds of times, one calling `graph.find_nodes(...)`."""
+    if fw.instances or fw.site_needles is None:
+        return {}
+    heads: dict[str, list[tuple[str, ...]]] = {}
+    for parts in class_bases(text):
+        heads.setdefault(parts[0], []).append(parts)
+    return heads
+
+
+def _mixes_in(fw, project, path: str) -> bool:
+    """Whether the module names a sink and calls one on `self` (a TestCase mixin's module,
+    `mixin_sinks.calls_sink_on_self`, as the index reads it: `wrapper_candidates.candidates`)."""
+    if not mentions(project, path, fw.fact.key, fw.holds_sink):
+        return False
+    from qlint.analysis.graphs.mixin_sinks import calls_sink_on_self
+
+    return calls_sink_on_self(module_text(project, path).masked, fw.site_needles)
 
 
 def _passes_on(fw, project, path: str, name: str, links: int) -> bool:
@@ -243,17 +286,18 @@ def _instance_wrapper(fw, project, path: str, module, imports, method: str, link
     return method in known[0]
 
 
-def _defining(fw, project, dotted: str, requester: str, depth: int) -> tuple[str, str] | None:
+def _defining(fw, project, dotted: str, requester: str, depth: int, base: bool = False) -> tuple[str, str] | None:
     """The module of the project defining the function or class `dotted` names
-    (followed through re-exports), with its name there; None when none does."""
+    (followed through re-exports), with its name there; None when none does. For the sink
+    kind a class counts only as a `base` (it builds no helper: `Forwarding.instances`)."""
     module, _, attr = dotted.rpartition(".")
     where = fw._find(module, requester) if module else None
     if where is None or depth > MAX_DEPTH:
         return None
     fw._read(project, where)
     defined, functions, imports = text_names(project, where)
-    if attr in (defined if fw.instances else functions):  # a class it builds: a link too
+    if attr in (defined if fw.instances or base else functions):  # a class it builds: a link too
         return where, attr
     if attr in imports:  # re-exported (a package's `__init__.py`)
-        return _defining(fw, project, imports[attr], where, depth + 1)
+        return _defining(fw, project, imports[attr], where, depth + 1, base)
     return None
