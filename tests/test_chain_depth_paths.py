@@ -63,16 +63,29 @@ def _write(repo: Path, **modules: str | None) -> None:
             old_file(path, text)
 
 
-@pytest.fixture
-def repo(tmp_path) -> Path:
-    """A project with both chains and enough modules for a tree run to make the index,
-    after a whole-tree run that kept its answers in `cache`."""
+def cached_project(tmp_path: Path, **modules: str) -> tuple[Path, list[tuple]]:
+    """`tmp_path/repo`, a project of package `pkg` holding `modules` and `OTHERS` (enough
+    modules for a tree run to make the index), and what a first whole-tree run found, its
+    answers kept in `cache`."""
     repo = tmp_path / "repo"
     (repo / "pkg").mkdir(parents=True)
     (repo / "pyproject.toml").write_text("[project]\nname = 'pkg'\n")
-    modules = {"__init__": "", "graph_utils": GRAPH_UTILS, "mid": MID, "b": B, "passes": PASSES}
-    _write(repo, **modules, impl=IMPL, chain=CHAIN, user=USER, **OTHERS)
-    assert _qlint(repo, "--cache-dir", "cache", "pkg") == [("pkg/passes.py", 7, "QL102"), ("pkg/user.py", 8, "QL101")]
+    _write(repo, __init__="", **modules, **OTHERS)
+    return repo, _qlint(repo, "--cache-dir", "cache", "pkg")
+
+
+def ql101_rows(findings: list[tuple]) -> list[tuple[str, int]]:
+    """(module, row) of each finding, which must all be QL101's."""
+    assert {code for _, _, code in findings} <= {"QL101"}
+    return [(path, row) for path, row, _ in findings]
+
+
+@pytest.fixture
+def repo(tmp_path) -> Path:
+    """A project with both chains, after a whole-tree run that kept its answers in `cache`."""
+    modules = {"graph_utils": GRAPH_UTILS, "mid": MID, "b": B, "passes": PASSES}
+    repo, found = cached_project(tmp_path, **modules, impl=IMPL, chain=CHAIN, user=USER)
+    assert found == [("pkg/passes.py", 7, "QL102"), ("pkg/user.py", 8, "QL101")]
     return repo
 
 

@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_chain_depth_paths import OTHERS, _every_path, _qlint, _write
+from tests.test_chain_depth_paths import _every_path, _write, cached_project
+from tests.test_chain_depth_paths import ql101_rows as _found
 
 CHECKS = """\
 def assert_nodes(case, gm, occ):
@@ -146,18 +147,10 @@ QUIET = {
 
 @pytest.fixture
 def repo(tmp_path) -> Path:
-    repo = tmp_path / "repo"
-    (repo / "pkg").mkdir(parents=True)
-    (repo / "pyproject.toml").write_text("[project]\nname = 'pkg'\n")
-    modules = {"__init__": "", "checks": CHECKS, "mixins": MIXINS, "finders": FINDERS, "lib_mixins": LIB_MIXINS}
-    _write(repo, **modules, **USERS, **QUIET, **OTHERS)
-    assert _found(_qlint(repo, "--cache-dir", "cache", "pkg")) == LOUD
+    modules = {"checks": CHECKS, "mixins": MIXINS, "finders": FINDERS, "lib_mixins": LIB_MIXINS}
+    repo, found = cached_project(tmp_path, **modules, **USERS, **QUIET)
+    assert _found(found) == LOUD
     return repo
-
-
-def _found(findings: list[tuple]) -> list[tuple[str, int]]:
-    assert {code for _, _, code in findings} <= {"QL101"}
-    return [(path, row) for path, row, _ in findings]
 
 
 def test_modules_without_trigger_text_and_mixins_are_checked_on_every_path(repo):

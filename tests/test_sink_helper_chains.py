@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_chain_depth_paths import OTHERS, _every_path, _qlint, _write
+from tests.test_chain_depth_paths import _every_path, _write, cached_project
+from tests.test_chain_depth_paths import ql101_rows as _found
 
 CHECKS = """\
 def assert_nodes(case, gm, occ):
@@ -117,17 +118,9 @@ LOUD = [("pkg/t_mixin.py", 11), ("pkg/t_three.py", 8), ("pkg/t_two.py", 8), ("pk
 
 @pytest.fixture
 def repo(tmp_path) -> Path:
-    repo = tmp_path / "repo"
-    (repo / "pkg").mkdir(parents=True)
-    (repo / "pyproject.toml").write_text("[project]\nname = 'pkg'\n")
-    _write(repo, __init__="", **LINKS, **USERS, **OTHERS)
-    assert _found(_qlint(repo, "--cache-dir", "cache", "pkg")) == LOUD
+    repo, found = cached_project(tmp_path, **LINKS, **USERS)
+    assert _found(found) == LOUD
     return repo
-
-
-def _found(findings: list[tuple]) -> list[tuple[str, int]]:
-    assert {code for _, _, code in findings} <= {"QL101"}
-    return [(path, row) for path, row, _ in findings]
 
 
 def test_chains_of_two_and_three_modules_naming_no_sink_are_followed_on_every_path(repo):
