@@ -333,14 +333,15 @@ def _wrapper_index(
         wrapper_index.enable(store, todo, listed, meanwhile if parallel else None, None if parallel else apart)
         if parallel:
             wrapper_index.compile_gates()
+        # Waited for in here: a Ctrl-C before `wait` is entered stops the child as well.
+        words = cutting[0] if cutting else None
+        shared = words.wait() if words is not None else None
     except BaseException:  # Ctrl-C, or a failure: the words are not waited for, nor kept mapped
         wrapper_index.disable()
         for words in cutting:
             if words is not None:
                 words.stop()
         raise
-    words = cutting[0] if cutting else None
-    shared = words.wait() if words is not None else None
     project_words.share(shared)
     try:
         yield

@@ -65,6 +65,7 @@ DRIVER = textwrap.dedent(
 
     shared_words._cut = announced("words", shared_words._cut)
     shared_words.start = returned("words-forked", shared_words.start)
+    shared_words.Pending.wait = announced("words-wait", shared_words.Pending.wait)
     wrapper_index.build = announced("index", wrapper_index.build)
     runner._init_worker = announced("worker", runner._init_worker)
     if os.environ.get("APART_FILES"):  # the index's modules read by two processes (`wrapper_reads`)
@@ -194,6 +195,13 @@ def test_ctrl_c_as_the_words_child_is_handed_back(project):
     # Ctrl-C, stayed a zombie until the container's first process reaped it (1 run in ~75 of
     # `test_ctrl_c_as_a_child_starts_its_work[index]` under load).
     _quiet_130(_interrupted(project, ("words-forked",), waits="words", interrupts="words-forked:alone"), project)
+
+
+def test_ctrl_c_as_the_run_starts_waiting_for_the_words_child(project):
+    # Between the index's making and `Pending.wait` entering its own guard: the run's `except`
+    # that stops the child ended before the wait, so the busy child went on cutting.
+    run = _interrupted(project, ("words-wait",), waits="words", interrupts="words-wait:alone")
+    _quiet_130(run, project)
 
 
 def test_ctrl_c_as_the_reader_child_is_handed_back(project):

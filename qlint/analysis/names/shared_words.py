@@ -103,6 +103,7 @@ class Pending:
 
     def __init__(self, pid: int, paths: list[str], keys: list[tuple], blob: mmap.mmap):
         self.pid, self.paths, self.keys, self.blob = pid, paths, keys, blob
+        self.reaped = False  # once reaped, its pid may be another process's: never killed again
 
     def wait(self) -> SharedWords | None:
         try:
@@ -112,6 +113,7 @@ class Pending:
         except BaseException:  # Ctrl-C while waiting: nothing of the child's outlives the run
             self.stop()
             raise
+        self.reaped = True
         if status != 0:
             self.blob.close()
             return None
@@ -120,8 +122,10 @@ class Pending:
         return SharedWords(self.paths, self.keys, spans, self.blob)
 
     def stop(self) -> None:
-        """Kill the child, reap it (no zombie left behind) and unmap the words."""
-        kill_and_reap(self.pid)
+        """Kill the child, reap it (no zombie left behind) and unmap the words; once is enough."""
+        if not self.reaped:
+            self.reaped = True
+            kill_and_reap(self.pid)
         self.blob.close()
 
 
