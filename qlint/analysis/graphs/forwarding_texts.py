@@ -137,3 +137,8 @@ def mentions(project, path: str, kind: str, holds_sink: Callable[[str], bool]) -
 
 def is_torch(full: str) -> bool:
     return full == "torch" or full.startswith(("torch.", "builtins."))
+
+
+def of_torch(full: str) -> bool:
+    """`torch` or a name under it (`is_torch` without `builtins`, which a project may hold)."""
+    return full == "torch" or full.startswith("torch.")

@@ -16,7 +16,7 @@ from qlint.analysis.graphs.called_names import attribute_pattern, calls_memo, ma
 from qlint.analysis.graphs.dotted_heads import heads_reaching
 from qlint.analysis.graphs.forwarding_facts import RemoteModule
 from qlint.analysis.graphs.forwarding_memos import IMPORTED
-from qlint.analysis.graphs.forwarding_texts import called_attributes, class_names, is_torch, text_names
+from qlint.analysis.graphs.forwarding_texts import called_attributes, class_names, is_torch, of_torch, text_names
 from qlint.analysis.graphs.helper_gate import may_lead_to_helper
 from qlint.analysis.graphs.helper_lookup import MAX_DEPTH, base_class, module_function
 from qlint.analysis.graphs.word_trie import holds_any
@@ -164,7 +164,7 @@ def helper_imports(project, path: str, text: str, index=None, instances: bool = 
         project.record_derived(path, index.dependency, index.digest)
         if instances and not may_lead_to_helper(text, imports, index):
             return []
-    live = [(name, full) for name, full in imports if not _of_torch(full)]
+    live = [(name, full) for name, full in imports if not of_torch(full)]
     if len(live) == len(imports):
         live = imports
     if index is not None and not instances and (not live or not may_lead_to_helper(text, live, index, instances)):
@@ -336,11 +336,6 @@ def _inherited_helpers(fw, scope, base: ast.expr | list[str], depth: int) -> set
     if settled:
         fw._inherited[key] = (cls, other, frozenset(names))  # kept alive: their ids name no others
     return names
-
-
-def _of_torch(full: str) -> bool:
-    """`torch` or a name under it (`is_torch` without `builtins`, which a project may hold)."""
-    return full == "torch" or full.startswith("torch.")
 
 
 @functools.lru_cache(maxsize=4096)

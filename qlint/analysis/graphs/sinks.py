@@ -175,9 +175,10 @@ def _named_imports(text: str, path: str, project, index) -> list[tuple[str, str]
     (`from m import helper`) that may be sink helpers or classes with such methods: only
     those lead it to a helper (`_untriggered`). Its imports are read once per text, for
     QL102's import trigger too (`file_imports`); with the index, a set lookup per import."""
+    from qlint.analysis.graphs.forwarding_texts import of_torch
     from qlint.analysis.names.text_imports import file_imports
 
-    found = [(name, full) for name, full in file_imports(text, path) if name != full and not _of_torch(full)]
+    found = [(name, full) for name, full in file_imports(text, path) if name != full and not of_torch(full)]
     if index is not None:
         # The names it did not hold are answered by it: a dependency of the result.
         project.record_derived(path, index.dependency, index.digest)
@@ -197,10 +198,6 @@ def _named_imports(text: str, path: str, project, index) -> list[tuple[str, str]
         if (name in bases and (index is None or index.may_lead_to_class(full)))
         or ((index is None or index.may_lead_to_function(full)) and may_call(text, name))
     ]
-
-
-def _of_torch(full: str) -> bool:
-    return full == "torch" or full.startswith("torch.")
 
 
 def sink_index_for(path: str, project, sinks: dict[str, set]):
