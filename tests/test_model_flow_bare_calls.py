@@ -35,8 +35,9 @@ def _context(src: str, path: str = "snippet.py") -> FileContext:
     )
 
 
-def _analysed(monkeypatch, ctx: FileContext) -> list[str]:
-    """The names of the bodies the model flow interprets for `ctx`, in order."""
+def interpreted(monkeypatch) -> list[str]:
+    """The names of the bodies the model flow interprets from now on, in order (filled as it
+    runs, until `monkeypatch` undoes it)."""
     seen: list[str] = []
     run = model_interp.Interpreter.run
 
@@ -45,6 +46,12 @@ def _analysed(monkeypatch, ctx: FileContext) -> list[str]:
         return run(self)
 
     monkeypatch.setattr(model_interp.Interpreter, "run", counted)
+    return seen
+
+
+def _analysed(monkeypatch, ctx: FileContext) -> list[str]:
+    """The names of the bodies the model flow interprets for `ctx`, in order."""
+    seen = interpreted(monkeypatch)
     module_flows(ctx)
     return seen
 

@@ -64,7 +64,7 @@ def as_called_class(sem, node: ast.Call, result: Obj | None, env: Env) -> Obj | 
     class the call names: a subclass's instance where the method's `cls(...)` made the writer's."""
     if result is None or not isinstance(node.func, ast.Attribute):
         return result
-    own = [o for o in result.origins if _made_by_cls(o)]
+    own = [o for o in result.origins if made_by_cls(o)]
     if not own:
         return result
     head = node.func.value
@@ -86,12 +86,13 @@ def as_called_class(sem, node: ast.Call, result: Obj | None, env: Env) -> Obj | 
 
 def _as(origin: Origin, called: ModelClass) -> Origin:
     """`origin`, a construction `cls(...)` made, as an instance of `called`."""
-    if not _made_by_cls(origin) or _same(origin.built.cls, called):
+    if not made_by_cls(origin) or _same(origin.built.cls, called):
         return origin
     return replace(origin, built=replace(origin.built, cls=called, name=called.name))
 
 
-def _made_by_cls(origin: Origin) -> bool:
+def made_by_cls(origin: Origin) -> bool:
+    """`origin` is a construction a classmethod's `cls(...)` of its class made (`own_class`)."""
     built = origin.built if origin.kind == CONSTRUCTED else None
     cls = getattr(built, "cls", None)
     if cls is None or cls.summarised or not isinstance(built.call, ast.Call):
@@ -112,4 +113,4 @@ def _starts_alike(called: ModelClass, writer: ModelClass) -> bool:
     return sets_eval(called) == sets_eval(writer) and evals_parts(called) == evals_parts(writer)
 
 
-__all__ = ["as_called_class", "is_class_method", "own_class"]
+__all__ = ["as_called_class", "is_class_method", "made_by_cls", "own_class"]

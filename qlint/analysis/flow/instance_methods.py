@@ -13,7 +13,9 @@ it builds, of a class deriving from `torch.nn` (`factory_methods`: `Factory().cr
 returning `Net()`, `Net` of its module or imported). A factory object the class holds
 (`self.factory = Factory()` in `__init__`, then `self.factory.create()`) is that construction
 when only the class's own stores write the field and the method builds what it returns
-(`_held_factory`).
+(`_held_factory`). A call on an instance a classmethod's `cls(...)` built, made for its effect
+alone, of a method of this module naming nothing the walk follows, is left unread
+(`cls_result_methods`).
 Whether every call of such a method is known is the verdicts' business (`confined_instances`).
 """
 
@@ -22,6 +24,7 @@ from __future__ import annotations
 import ast
 import os
 
+from qlint.analysis.flow.cls_result_methods import left_unread
 from qlint.analysis.flow.factory_methods import builds_a_model
 from qlint.analysis.flow.field_instances import written_in_class_only
 from qlint.analysis.flow.function_flows import FunctionFlow
@@ -34,9 +37,10 @@ from qlint.analysis.flow.pass_through import transparent
 _KEY = "_qlint_held_factories"  # on the module scope's `__dict__`: per module content
 
 
-def method_summary(sem, attr: str, receiver: Obj) -> tuple[FunctionFlow, int] | None:
+def method_summary(sem, attr: str, receiver: Obj, call: ast.Call | None = None) -> tuple[FunctionFlow, int] | None:
     """The summary of the method `receiver.<attr>(...)` runs, with 1 for the `self` it fills
-    (None when the receiver or the method is not known). `sem` is the walk's `CallSemantics`."""
+    (None when the receiver or the method is not known, or the call, `call`, is one on a
+    `cls(...)` result left unread: `cls_result_methods`). `sem` is the walk's `CallSemantics`."""
     if len(receiver.origins) != 1:
         return None
     (origin,) = receiver.origins
@@ -70,6 +74,8 @@ def method_summary(sem, attr: str, receiver: Obj) -> tuple[FunctionFlow, int] | 
         return None
     if field is not None and not _held_factory(sem, field, owner, method, holder):
         return None
+    if owner is sem.owner and left_unread(sem, call, origin, owner, method):
+        return None  # `instance.load_weights(other)`: a call for its effect, of a method having none we follow
     if (
         owner is not sem.owner
         and not names_a_step(owner, method)

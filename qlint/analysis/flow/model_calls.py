@@ -193,10 +193,10 @@ class CallSemantics:
             return new_value(env, node, "", Origin(CALL, node))
         summary = helper_calls.helper(self, func, found)
         if summary is None and receiver is not None and isinstance(func, ast.Attribute):
-            summary = method_summary(self, func.attr, receiver)  # `quantizer.prepare(m)`
+            summary = method_summary(self, func.attr, receiver, node)  # `quantizer.prepare(m)`
             if summary is None and (stored := field_instances(self, receiver)) is not None:
                 receiver = stored  # `self.strategy.quantize(m)`, stored by `self._create_strategy()`
-                summary = method_summary(self, func.attr, receiver)
+                summary = method_summary(self, func.attr, receiver, node)
             if summary is None and len(receiver.origins) > 1:  # `HANDLERS[k](q).prepare(m)`
                 from qlint.analysis.flow.registry_dispatch import apply_each, dispatch_targets
 
