@@ -27,9 +27,11 @@ ExecuTorch `x.run(...)` let 318 files through, `run` being a method of a wrapper
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Iterator
 
 from qlint.analysis.graphs.called_names import attribute_pattern, may_call, may_call_attribute
 from qlint.analysis.graphs.dotted_heads import reaches_from_imports
+from qlint.analysis.graphs.forwarding_texts import of_torch
 from qlint.analysis.graphs.word_trie import holds_any
 from qlint.analysis.names.text_imports import class_bases
 from qlint.lazy_patterns import lazy
@@ -61,21 +63,57 @@ def _sink_helper_gate(text: str, imports: list[tuple[str, str]], index) -> bool:
     QL101's import trigger asks that hold none of its trigger texts are ~2,800: the test
     models they import (`Conv2dModule`) are classes of modules naming a sink they never
     subclass, and `nn.Module` ends in one of those names (`Module`)."""
-    for name, full in imports:
-        if name != full and index.may_lead_to_function(full) and may_call(text, name):
-            return True
-    heads: dict[str, list[tuple[str, ...]]] = {}
-    for parts in class_bases(text):  # none where the text holds no `class`
-        heads.setdefault(parts[0], []).append(parts)
-    for name, full in imports if heads else ():
-        if any(index.may_lead_to_class(".".join([full, *parts[1:]])) for parts in heads.get(name, ())):
-            return True
+    for _ in named_ways(text, imports, index):
+        return True
     if "\r" not in text:
         heads = frozenset(name for name, _ in imports)
         read = text if text.isascii() else _in_ascii(text, heads, index.attribute_names)
         if read is not None:
             return reaches_from_imports(read, attribute_pattern(index.attribute_names), heads)
     return may_call_attribute(text, index.attribute_names)
+
+
+def named_ways(text: str, imports: list[tuple[str, str]], index, dotted: bool = True) -> Iterator[tuple[str, str]]:
+    """The imports, in order, through which the sink helper search (`imports_helper`) may
+    reach a helper by a name the text imports: a function of the index bound by a from-import
+    that the text may call (`may_call`), or a class of the index it subclasses by that name
+    (`class T(Mixin)`), or (`dotted`) by a path under it (`class T(mod.Mixin)`); none of torch
+    (`torch.nn.Module` ends in a name of ExecuTorch's index).
+    Without the index (one file, an editor's buffer), any name such an import binds. Each
+    import's name is first asked of the index's names with one lookup: QL101's import trigger
+    asks every import of every module holding no trigger text (`sinks._untriggered`; ao: 541
+    files, nearly none of whose imports the index holds), and the gate's (`_sink_helper_gate`)."""
+    heads: dict[str, list[tuple[str, ...]]] | None = None
+    leads = None if index is None else index.may_lead_to_helper
+    for name, full in imports:
+        if name != full and (leads is None or leads(full)) and not of_torch(full):
+            if (index is None or index.may_lead_to_function(full)) and may_call(text, name):
+                yield name, full
+                continue
+            if heads is None:
+                heads = _class_heads(text)
+            if (name,) in heads.get(name, ()) and (index is None or index.may_lead_to_class(full)):
+                yield name, full
+                continue
+        if not dotted:
+            continue
+        if heads is None:
+            heads = _class_heads(text)
+        for parts in heads.get(name, ()) if not of_torch(full) else ():
+            # A base named by a from-import alone was asked above.
+            if (len(parts) > 1 or name == full) and (
+                index is None or index.may_lead_to_class(".".join([full, *parts[1:]]))
+            ):
+                yield name, full
+                break
+
+
+def _class_heads(text: str) -> dict[str, list[tuple[str, ...]]]:
+    """The bases of the text's class statements (`class_bases`) by the name they start at."""
+    heads: dict[str, list[tuple[str, ...]]] = {}
+    for parts in class_bases(text):  # none where the text holds no `class`
+        heads.setdefault(parts[0], []).append(parts)
+    return heads
 
 
 _NOT_ASCII = lazy(r"[^\x00-\x7f]")

@@ -173,31 +173,19 @@ def _sink_helper_found(
 def _named_imports(text: str, path: str, project, index) -> list[tuple[str, str]]:
     """The names a file holding no trigger text imports from another module of the project
     (`from m import helper`) that may be sink helpers or classes with such methods: only
-    those lead it to a helper (`_untriggered`). Its imports are read once per text, for
-    QL102's import trigger too (`file_imports`); with the index, a set lookup per import."""
-    from qlint.analysis.graphs.forwarding_texts import of_torch
+    those lead it to a helper (`_untriggered`). Asked as the gate of the search asks them
+    (`helper_gate.named_ways`), through names alone: a function it may call, a class it
+    subclasses by that name (ExecuTorch: the test models most of those files import are
+    built, not subclassed). Its imports are read once per text, for QL102's import trigger
+    too (`file_imports`); with the index, a set lookup per import."""
+    from qlint.analysis.graphs.helper_gate import named_ways
     from qlint.analysis.names.text_imports import file_imports
 
-    found = [(name, full) for name, full in file_imports(text, path) if name != full and not of_torch(full)]
+    imports = file_imports(text, path)
     if index is not None:
         # The names it did not hold are answered by it: a dependency of the result.
         project.record_derived(path, index.dependency, index.digest)
-        found = [(name, full) for name, full in found if index.may_lead_to_helper(full)]
-    if not found:
-        return found
-    # The search's own first question of each name (`imports_helper`): a function it may
-    # call, a class it subclasses by that name (ExecuTorch: the test models most of those
-    # files import are built, not subclassed).
-    from qlint.analysis.graphs.called_names import may_call
-    from qlint.analysis.names.text_imports import class_bases
-
-    bases = {parts[0] for parts in class_bases(text) if len(parts) == 1}
-    return [
-        (name, full)
-        for name, full in found
-        if (name in bases and (index is None or index.may_lead_to_class(full)))
-        or ((index is None or index.may_lead_to_function(full)) and may_call(text, name))
-    ]
+    return list(named_ways(text, imports, index, dotted=False))
 
 
 def sink_index_for(path: str, project, sinks: dict[str, set]):
