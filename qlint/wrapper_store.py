@@ -13,7 +13,8 @@ from qlint.analysis.wrapper_record import Record, from_data
 # would take its missing table for damage.
 # 4: with the names' digest (`wrapper_record.digest_of`), not worked out again at each read.
 # 5: a root with no index keeps a marker of it (`Record.too_many`), which a reader of 4 lacks.
-_HEADER = b"qlint-wrappers-5\n"
+# 6: with the stems of the modules defining QL101's helpers (`Record.sink_modules`).
+_HEADER = b"qlint-wrappers-6\n"
 
 
 class WrapperStore:

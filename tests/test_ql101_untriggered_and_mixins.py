@@ -130,15 +130,6 @@ QUIET = {
     # called on an instance (`Forwarding.instances` is off for QL101).
     "q_no_helper": "import torch\n\nfrom pkg.finders import Finder\nfrom pkg.m0 import f0\n\n\n"
     f"def test_relu(gm):\n    f0({{{RELU}: 1}})\n    Finder().find(gm, {RELU})\n",
-    # A helper called through its module, in a module holding no trigger text: not looked
-    # for (rules/QL101.md, "Not followed (yet)"); nor a mixin subclassed through its module.
-    "q_through_module": "import torch\n\nfrom pkg import checks\n\n\n"
-    f"def test_relu(case, gm):\n    checks.assert_nodes(case, gm, {{{RELU}: 1}})\n",
-    "q_mixin_through_module": _test_class(
-        "from pkg import mixins",
-        "mixins.MoreChecks, unittest.TestCase",
-        _method(f"self.assert_order(self.gm, [{RELU}])"),
-    ),
     # The packet only in a string: nothing a matcher compares.
     "q_string": "from pkg.checks import assert_nodes\n\n\n"
     f'def test_relu(case, gm):\n    assert_nodes(case, gm, {{"{RELU}": 1}})\n',

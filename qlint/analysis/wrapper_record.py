@@ -86,8 +86,9 @@ def digest_of(
     classes: Iterable[str],
     sink_functions: Iterable[str] = (),
     sink_classes: Iterable[str] = (),
+    sink_modules: Iterable[str] = (),
 ) -> str:
-    names = [sorted(functions), sorted(classes), sorted(sink_functions), sorted(sink_classes)]
+    names = [sorted(functions), sorted(classes), sorted(sink_functions), sorted(sink_classes), sorted(sink_modules)]
     data = dumps(names).encode("utf-8", "surrogatepass")
     return sha256_hex(data)
 
@@ -109,6 +110,7 @@ class Record:
         snapshot: Snapshot | None = None,
         digest: str | None = None,
         too_many: Iterable[str] | None = None,
+        sink_modules=(),
     ):
         """`stats`: path -> the stat each file was read at; None with a `snapshot`, whose
         files and stats they are (read back from the store: the table is made only when
@@ -122,6 +124,9 @@ class Record:
         # QL101's: the functions and classes that may forward a parameter to its default sinks.
         self.sink_functions = frozenset(sink_functions)
         self.sink_classes = frozenset(sink_classes)
+        # And the stems of the modules defining them (`sink_index.helper_module_stems`): a
+        # module holding no trigger text that imports one may call a helper as `mod.helper`.
+        self.sink_modules = frozenset(sink_modules)
         self._stats = stats
         # The tree's stats when the names were last found to hold (`tree_snapshot`): while
         # each is the same, they hold without a listing or a look at any file.
@@ -130,7 +135,7 @@ class Record:
         # Kept with the names (`to_data`): worked out again at every read, it cost a warm
         # `qlint check FILE` on ExecuTorch ~2.4 M instructions (800 names sorted and hashed).
         if digest is None:
-            digest = digest_of(self.functions, self.classes, self.sink_functions, self.sink_classes)
+            digest = digest_of(self.functions, self.classes, self.sink_functions, self.sink_classes, self.sink_modules)
         self.digest = digest
         self.dirty = False  # stats taken in since it was read: worth writing back
 
@@ -156,6 +161,7 @@ class Record:
             "classes": sorted(self.classes),
             "sink_functions": sorted(self.sink_functions),
             "sink_classes": sorted(self.sink_classes),
+            "sink_modules": sorted(self.sink_modules),
             "digest": self.digest,
             "too_many": sorted(self.too_many) if self.too_many is not None else None,
         }
@@ -241,7 +247,8 @@ def from_data(payload, root: str) -> Record | None:
                 return None
         functions, classes = payload["functions"], payload["classes"]
         sink_functions, sink_classes = payload["sink_functions"], payload["sink_classes"]
-        if not all(type(n) is str for n in [*functions, *classes, *sink_functions, *sink_classes]):
+        sink_modules = payload["sink_modules"]
+        if not all(type(n) is str for n in [*functions, *classes, *sink_functions, *sink_classes, *sink_modules]):
             return None
         digest = payload["digest"]
         if type(digest) is not str:
@@ -249,7 +256,9 @@ def from_data(payload, root: str) -> Record | None:
         too_many = payload["too_many"]
         if too_many is not None and not all(type(p) is str for p in too_many):
             return None
-        return Record(root, functions, classes, stats, sink_functions, sink_classes, snapshot, digest, too_many)
+        return Record(
+            root, functions, classes, stats, sink_functions, sink_classes, snapshot, digest, too_many, sink_modules
+        )
     except (ValueError, TypeError, KeyError, AttributeError):
         return None
 

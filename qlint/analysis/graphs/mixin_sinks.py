@@ -11,6 +11,12 @@ from __future__ import annotations
 from qlint.analysis.wrapper_record import QL101_NEEDLES
 
 _DEFAULT_NEEDLES = tuple(n.decode() for n in QL101_NEEDLES)
+# How many modules down from one calling a sink on `self` a mixin's module may lie, its bases
+# each imported by name from the one before: 2, `class FarChecks(MoreChecks)` where
+# `MoreChecks(NodeChecks)` is of another module (the index reads the subclasses' modules in as
+# many rounds: `wrapper_candidates.candidates`; the search follows as many bases:
+# `wrapper_chains._mixes_in`).
+MIXIN_ROUNDS = 2
 
 
 def calls_sink_on_self(masked: str, needles: tuple[str, ...] | None = None) -> bool:

@@ -60,3 +60,16 @@ def _sites_of(needles: tuple[str, ...]) -> Callable[[str], list[tuple[int, froze
     if pattern.pattern == _NEEDLE.pattern:
         return _needle_sites
     return lambda masked: [(m.start(), None) for m in pattern.finditer(masked)]
+
+
+def helper_module_stems(modules: list[ModuleText], importing: list[str], names: set[str]) -> frozenset[str]:
+    """The stems (`module_stem`) of the `modules` defining one of `names` at their level, and of
+    the modules `importing` one: the words an import of a module through which a helper can
+    be reached (`from pkg import checks`, then `checks.assert_nodes(...)` or `class
+    T(checks.NodeChecks)`) ends in. A module holding none of QL101's trigger texts is asked
+    about such an import with a set lookup per import (`helper_modules`), not a scan of its
+    text."""
+    from qlint.analysis.names.modules import module_stem
+
+    defining = [m.path for m in modules if any(not span[5] and span[1] in names for span in m.spans)]
+    return frozenset(map(module_stem, [*defining, *importing]))

@@ -239,12 +239,35 @@ def _untriggered(text: str, path: str, project, sinks: dict[str, set]) -> bool:
     buffer) the search resolves every name the file may call, and goes last, as QL102's."""
     index = sink_index_for(path, project, sinks)
     named = _named_imports(text, path, project, index)
-    if not named:
-        return False
+    if named and _named_helper_found(text, path, project, sinks, index, named):
+        return True
+    return _through_modules(text, path, project, sinks, index)
+
+
+def _named_helper_found(text: str, path: str, project, sinks: dict[str, set], index, named) -> bool:
+    """`_untriggered` through the names the file imports (`_named_imports`)."""
     if index is not None:
         return _sink_helper_found(text, path, project, sinks, index, named, named=True) and may_hold_packet(
             text, path, project
         )
     return may_hold_packet(text, path, project) and _sink_helper_found(
         text, path, project, sinks, index, named, named=True
+    )
+
+
+def _through_modules(text: str, path: str, project, sinks: dict[str, set], index) -> bool:
+    """`_untriggered` through a module the file imports (`checks.assert_nodes(...)`, `class
+    T(mixins.OpChecks, ...)`): asked as of a file holding a trigger text, once the file is
+    found to import a module that may define a helper (`helper_modules`)."""
+    from qlint.analysis.graphs.helper_modules import imports_helper_module
+
+    if not imports_helper_module(text, path, index):
+        return False
+    if index is None and not may_hold_packet(text, path, project):
+        return False  # asked first without the index, as `_untriggered` asks it
+    imports = _helper_imports(text, path, project, index)
+    return (
+        bool(imports)
+        and may_hold_packet(text, path, project)
+        and _sink_helper_found(text, path, project, sinks, index, imports)
     )

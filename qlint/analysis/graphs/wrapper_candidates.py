@@ -361,6 +361,11 @@ def candidates(
     # at their level), whose subclasses' modules are read in the first round.
     mixed = _mixin_classes(modules) if more is not None and not instances else {}
     subclassed: set[str] = set()
+    # Those and their subclasses at the level of the modules read for them, `MIXIN_ROUNDS`
+    # rounds of reading down (a mixin's base two modules away from the mixin).
+    line, base_rounds = set(mixed), 0
+    if line:
+        from qlint.analysis.graphs.mixin_sinks import MIXIN_ROUNDS
     while True:
         new_functions: set[str] = set()
         new_classes: set[str] = set()
@@ -370,7 +375,8 @@ def candidates(
         # Asked by their names alone, not their modules' (a mixin imports the class it
         # subclasses by name: `wrapper_chains._links_of`), whose stems (`utils`) most modules
         # import something from.
-        new_bases = set(mixed) - subclassed
+        new_bases = line - subclassed
+        heirs: set[str] = set()
         for at, (module, found, calls) in enumerate(zip(modules, marked, sites, strict=True)):
             if not calls:
                 continue
@@ -417,6 +423,8 @@ def candidates(
                         new_classes.add(sub)
                         inherited[sub] = named
                         grown = True
+                        if line and not module.spans[i][5] and not line.isdisjoint(named):
+                            heirs.add(sub)
             if not grown:
                 break
             known = _closure(classes | new_classes, by_source)
@@ -443,8 +451,12 @@ def candidates(
         asked_methods = methods_of
         patterns = called_patterns(new_functions)
         sites = [module.calls_of(patterns, holders if instances else None) for module in modules]
+        if heirs and base_rounds < MIXIN_ROUNDS:
+            line |= heirs
+            new_bases |= heirs
         new_bases = _closure(new_bases, by_source) - subclassed
         subclassed |= new_bases
+        base_rounds += bool(new_bases)
         if more and (new_toplevel or new_toplevel_classes or grown or new_bases):
             only_classes = {c: ms for c, ms in methods_of.items() if c in toplevel_classes and c not in toplevel}
             new_names = new_toplevel | new_toplevel_classes | grown | new_bases

@@ -12,6 +12,7 @@ from qlint.analysis.graphs.called_names import attributes_called, may_call
 from qlint.analysis.graphs.forwarding_memos import IMPORTED, LINKS_OF, PASSING
 from qlint.analysis.graphs.forwarding_texts import is_torch, mentions, module_text, module_wrappers, text_names
 from qlint.analysis.graphs.helper_lookup import MAX_DEPTH
+from qlint.analysis.graphs.mixin_sinks import MIXIN_ROUNDS
 from qlint.analysis.names.modules import module_name_for
 from qlint.analysis.names.text_imports import class_bases, text_imports
 
@@ -118,17 +119,8 @@ def _links_of(fw, project, path: str) -> tuple[bool, tuple[tuple[str, str, str],
             if name != full and (memo[name] if name in memo else memo.setdefault(name, may_call(text, name))):
                 dotted.append(full)  # `from a import insert`, called by name
             dotted += [".".join([full, *tail]) for tail in sorted(attributes_called(text, name))]
-            for parts in bases.get(name, ()):
-                if name == full or len(parts) > 1:
-                    continue  # a class imported by name alone, as the index reads mixins
-                dotted_base = full
-                if fw._index is not None and not fw._index.may_lead_to_class(dotted_base):
-                    continue
-                found = _defining(fw, project, dotted_base, path, 0, base=True)
-                if found is not None and found[0] != path and _mixes_in(fw, project, found[0]):
-                    adjacent = True
-                    break
-            if adjacent:
+            if name in bases and _mixed_in_by(fw, project, path, name, full, bases[name], MIXIN_ROUNDS - 1):
+                adjacent = True
                 break
             for called in dotted:
                 index = fw._index
@@ -171,6 +163,30 @@ def _base_links(fw, text: str) -> dict[str, list[tuple[str, ...]]]:
     for parts in class_bases(text):
         heads.setdefault(parts[0], []).append(parts)
     return heads
+
+
+def _mixed_in_by(fw, project, path: str, name: str, full: str, bases: list[tuple[str, ...]], further: int) -> bool:
+    """Whether the import of `full` as `name` is of a class the module subclasses by that
+    name (one of its `bases`) whose module calls a sink on `self`, or (`further` modules
+    down at most) subclasses by name a class of one that does in turn (`MIXIN_ROUNDS`)."""
+    if name == full or all(len(parts) > 1 for parts in bases):
+        return False  # a class imported by name alone, as the index reads mixins
+    if fw._index is not None and not fw._index.may_lead_to_class(full):
+        return False
+    found = _defining(fw, project, full, path, 0, base=True)
+    if found is None or found[0] == path:
+        return False
+    if _mixes_in(fw, project, found[0]):
+        return True
+    if further <= 0:
+        return False
+    text = project.text(found[0]) or ""
+    heads = _base_links(fw, text)
+    return any(
+        _mixed_in_by(fw, project, found[0], base_name, base_full, heads[base_name], further - 1)
+        for base_name, base_full in text_imports(text, module_name_for(found[0]), found[0])
+        if base_name in heads and not is_torch(base_full)
+    )
 
 
 def _mixes_in(fw, project, path: str) -> bool:

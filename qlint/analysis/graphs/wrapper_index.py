@@ -71,11 +71,15 @@ class WrapperIndex:
     # The same for helpers forwarding to QL101's default sinks (`sink_index`); `sinks` asks them.
     sink_functions: frozenset[str] = frozenset()
     sink_classes: frozenset[str] = frozenset()
+    # The stems of the modules defining those (`sink_index.helper_module_stems`), on `sinks` too.
+    sink_modules: frozenset[str] = frozenset()
 
     @functools.cached_property
     def sinks(self) -> WrapperIndex:
         """The index as QL101's helper search asks it (same root, dependency and digest)."""
-        return WrapperIndex(self.root, self.sink_functions, self.sink_classes, self.digest)
+        return WrapperIndex(
+            self.root, self.sink_functions, self.sink_classes, self.digest, sink_modules=self.sink_modules
+        )
 
     @property
     def dependency(self) -> str:
@@ -95,6 +99,11 @@ class WrapperIndex:
         """`may_lead_to_function(full) or may_lead_to_class(full)`, with one lookup: asked of
         every import of most files QL102's import trigger reads (`helper_gate`)."""
         return full.rpartition(".")[2] in self.function_or_class_names or _outside_listing(full)
+
+    def may_lead_to_module(self, full: str) -> bool:
+        """Whether the import of `full` may name a module defining a helper (QL101's, on the
+        `sinks` view: `sink_index.helper_module_stems`)."""
+        return full.rpartition(".")[2] in self.sink_modules or _outside_listing(full)
 
     @functools.cached_property
     def function_or_class_names(self) -> frozenset[str]:
@@ -177,7 +186,14 @@ def _built_apart(root: str, meanwhile: Callable[[], object] | None = None) -> Wr
         index = build(root, _STORE, _LISTED, part if os.getpid() != here else None)
         if index is None:
             return None
-        return (index.functions, index.classes, index.digest, index.sink_functions, index.sink_classes)
+        return (
+            index.functions,
+            index.classes,
+            index.digest,
+            index.sink_functions,
+            index.sink_classes,
+            index.sink_modules,
+        )
 
     def beside() -> None:
         part.start(root, _LISTED)
@@ -310,7 +326,13 @@ _UNKNOWN = object()  # `_loaded`: no record holds, the index is to be made
 
 def _index(record: wrapper_record.Record) -> WrapperIndex:
     return WrapperIndex(
-        record.root, record.functions, record.classes, record.digest, record.sink_functions, record.sink_classes
+        record.root,
+        record.functions,
+        record.classes,
+        record.digest,
+        record.sink_functions,
+        record.sink_classes,
+        record.sink_modules,
     )
 
 
@@ -336,6 +358,7 @@ def build(root: str, store=None, listed: dict[str, Listing] | None = None, part=
     modules, read by another child (`wrapper_reads.FirstPart`, in the index's child)."""
     # Imported here: only building the index reads module texts (see `Reads.read`).
     from qlint.analysis.graphs import wrapper_reads
+    from qlint.analysis.graphs.sink_index import helper_module_stems
     from qlint.analysis.graphs.wrapper_candidates import TooManyNames, candidates
 
     links: list[str] = []
@@ -352,8 +375,14 @@ def build(root: str, store=None, listed: dict[str, Listing] | None = None, part=
     renames = reads.renames
     try:
         functions, classes = candidates(reads.sinks, renames, reads.chains.more, links=CHAIN_LINKS, limit=_MAX_NAMES)
+        linked: list = []  # the modules naming no sink that `candidates` read for QL101's
         sink_functions, sink_classes = candidates(
-            reads.ql101, renames, reads.ql101_chains.more, instances=False, links=CHAIN_LINKS, limit=_MAX_NAMES
+            reads.ql101,
+            renames,
+            _keeping(reads.ql101_chains.more, linked),
+            instances=False,
+            links=CHAIN_LINKS,
+            limit=_MAX_NAMES,
         )
     except TooManyNames:
         # Kept as the marker of a root with no index (`wrapper_record`), with the modules every
@@ -364,7 +393,22 @@ def build(root: str, store=None, listed: dict[str, Listing] | None = None, part=
             store.save(wrapper_record.Record(root, (), (), reads.stats, snapshot=snapshot, too_many=sinks))
         return None
     snapshot = wrapper_record.take_snapshot(dirs, reads.stats, links, started)
-    record = wrapper_record.Record(root, functions, classes, reads.stats, sink_functions, sink_classes, snapshot)
+    helpers = sink_functions | sink_classes
+    sink_modules = helper_module_stems([*reads.ql101, *linked], reads.importing(helpers), helpers)
+    record = wrapper_record.Record(
+        root, functions, classes, reads.stats, sink_functions, sink_classes, snapshot, sink_modules=sink_modules
+    )
     if store is not None:
         store.save(record)
     return _index(record)
+
+
+def _keeping(more: Callable[..., list], kept: list) -> Callable[..., list]:
+    """`more`, keeping in `kept` every module it hands `candidates`."""
+
+    def more_kept(*args) -> list:
+        added = more(*args)
+        kept.extend(added)
+        return added
+
+    return more_kept

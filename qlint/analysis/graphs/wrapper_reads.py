@@ -132,6 +132,7 @@ class Reads:
         self.chains = _Chains()  # the others
         # QL101's: the modules naming one of its default sinks, and the others (chain links).
         self.ql101: list[ModuleText] = []
+        self.ql101_words: list[frozenset[bytes]] = []  # their import words (`importing`)
         self.ql101_chains = _Chains()
 
     def read(self, paths: list[str]) -> Reads:
@@ -157,6 +158,7 @@ class Reads:
             if sink_index.holds_sink(data):
                 with contextlib.suppress(DecodeError):  # not parsed by the search either
                     self.ql101.append(sink_index.sink_module_text(decode_source(data), path))
+                    self.ql101_words.append(words)
             else:
                 ql101_chains.add(path, data, words)
             if _holds_any(data, wrapper_record.SINK_NEEDLES):
@@ -172,15 +174,15 @@ class Reads:
 
     def fields(self) -> tuple:
         """What was found, as plain data (`marshal`: handed from the child that read it).
-        The import words of a module, in both chains' rows (one set), go once, as one string
+        The import words of a module, in both chains' rows and QL101's (one set), go once, as one string
         (`marshal` wrote each word of a set: ~15 of its ~23 ms on half of ExecuTorch)."""
         sinks, ql101 = [m.state() for m in self.sinks], [m.state() for m in self.ql101]
         spelled: dict[int, int] = {}  # id of a row -> its index in `words`
         words: list[bytes] = []
         rows = []
-        for chains in (self.chains, self.ql101_chains):
+        for kept in (self.chains.rows, self.ql101_chains.rows, self.ql101_words):
             at = []
-            for row in chains.rows:
+            for row in kept:
                 i = spelled.get(id(row))
                 if i is None:
                     i = spelled[id(row)] = len(words)
@@ -188,19 +190,30 @@ class Reads:
                 at.append(i)
             rows.append(at)
         chains = (self.chains.paths, rows[0]), (self.ql101_chains.paths, rows[1])
-        return self.stats, sinks, self.renames, ql101, words, chains
+        return self.stats, sinks, self.renames, ql101, words, chains, rows[2]
 
     @classmethod
     def revived(cls, fields: tuple) -> Reads:
         from qlint.analysis.graphs.wrapper_candidates import ModuleText
 
         reads = cls()
-        reads.stats, sinks, reads.renames, ql101, words, chains = fields
+        reads.stats, sinks, reads.renames, ql101, words, chains, ql101_at = fields
         reads.sinks, reads.ql101 = [ModuleText.revived(s) for s in sinks], [ModuleText.revived(s) for s in ql101]
         rows = [frozenset(spelled.split()) for spelled in words]
         for into, (paths, at) in zip((reads.chains, reads.ql101_chains), chains, strict=True):
             into.paths, into.rows = paths, [rows[i] for i in at]
+        reads.ql101_words = [rows[i] for i in ql101_at]
         return reads
+
+    def importing(self, names: set[str]) -> list[str]:
+        """The modules whose import statements may spell one of `names` (the words read of
+        each, `_import_words`): each binds the name, which another module may reach as its
+        attribute (a re-export: `mod.name`)."""
+        spelled = {name.encode() for name in names}
+        out = [m.path for m, words in zip(self.ql101, self.ql101_words, strict=True) if not spelled.isdisjoint(words)]
+        chains = self.ql101_chains
+        rows = zip(chains.paths, chains.rows, strict=True)
+        return out + [path for path, words in rows if not spelled.isdisjoint(words)]
 
     def then(self, other: Reads) -> Reads:
         """These reads followed by `other`'s (of the files after these)."""
@@ -209,6 +222,7 @@ class Reads:
         self.renames += other.renames
         self.chains.extend(other.chains)
         self.ql101 += other.ql101
+        self.ql101_words += other.ql101_words
         self.ql101_chains.extend(other.ql101_chains)
         return self
 
