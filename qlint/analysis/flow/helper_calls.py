@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ast
 import weakref
-from collections.abc import Set as AbstractSet
 from functools import partial
 
 from qlint.analysis.flow import decorator_registries as registries
@@ -43,7 +42,7 @@ from qlint.analysis.flow.model_values import (
 )
 from qlint.analysis.flow.part_modes import handed
 from qlint.analysis.flow.pass_through import opaque
-from qlint.analysis.flow.returned_copies import carry, through_copies
+from qlint.analysis.flow.returned_copies import carry, in_caller, through_copies
 from qlint.analysis.flow.subclass_self_calls import self_method
 from qlint.analysis.names.scope import is_property, parameter_args, unique_value
 from qlint.value_classes import replace
@@ -372,8 +371,8 @@ def apply(sem, node, callee: FunctionFlow, offset, receiver, args, kwargs, env: 
             env.patched |= {given[index]}
     switch_handed_parts(sem, node, callee, written, ruled_out, env)  # `make_train(model.bn)`
     # Only for a helper copying something (few): a closure costs its making at every call.
-    in_caller = partial(_in_caller, sem, node, callee, given, foreign, passed_here) if callee.copies else None
-    _unpack(sem, node, callee, translate, in_caller, env)
+    origin_here = partial(in_caller, sem, node, callee, given, foreign, passed_here) if callee.copies else None
+    _unpack(sem, node, callee, translate, origin_here, env)
     if callee.return_parts:  # `return {"model": gm}`
         left_graphs.unpack_parts(sem, node, callee, translate, env)
     if callee.left_fields:  # `prepare_core(m)` storing a graph in `m.core`
@@ -383,9 +382,10 @@ def apply(sem, node, callee: FunctionFlow, offset, receiver, args, kwargs, env: 
         return new_value(env, node, "", Origin(CALL, node))
     result = merge_values(results, env, node)
     if callee.copies:  # `return copy.deepcopy(gm)`, on every path or some
-        returned = [(e, obj) for e, obj in ends if obj is not None]
         params = callee.param_objs.values()
-        copies = [(r, through_copies(v, e, r, params, in_caller)) for r, (e, v) in zip(results, returned, strict=True)]
+        returned = [(e, obj) for e, obj in ends if obj is not None]
+        ours = zip(results, returned, strict=True)
+        copies = [(r, through_copies(v, e, r, params, origin_here)) for r, (e, v) in ours]
         if any(through for _, through in copies):
             carry(result, copies, env)
             sem.flow.copies = True  # and this function's returns may hand it on
@@ -407,20 +407,6 @@ def apply(sem, node, callee: FunctionFlow, offset, receiver, args, kwargs, env: 
     return result
 
 
-def _in_caller(
-    sem, node, callee: FunctionFlow, given, foreign, passed_here, o: Origin, ret_env: Env
-) -> AbstractSet[Origin]:
-    """Where the helper's origin `o` came from, as its caller at `node` sees it (`translate`'s
-    answer for one origin; apart from its loop, which runs for every value a helper hands back),
-    for the copies it hands back; `passed_here`: `apply`'s, what a construction was given."""
-    if o.kind == PARAM and o.node is callee.node and o.index in given:
-        return given[o.index].origins
-    if o.kind in registries.KINDS:
-        return registries.rekeyed(o, callee.node, given, sem.walk.func, node)
-    found = anchored(o, node, callee.path) if foreign else o
-    return (replace(found, passed=passed_here(o.passed, ret_env)) if o.passed else found,)
-
-
 def _allow_ruled_out(sem, node: ast.Call, callee: FunctionFlow, index: int, written: dict) -> bool:
     """The callee allows parameter `index` only under flags this call's arguments rule out
     (`def evaluate(m, is_graph=False): if is_graph: allow(m)` called as `evaluate(gm)`)."""
@@ -430,9 +416,9 @@ def _allow_ruled_out(sem, node: ast.Call, callee: FunctionFlow, index: int, writ
     )
 
 
-def _unpack(sem, node: ast.Call, callee: FunctionFlow, translate, in_caller, env: Env) -> None:
+def _unpack(sem, node: ast.Call, callee: FunctionFlow, translate, origin_here, env: Env) -> None:
     """`return model.eval(), inputs` on every path: each element in caller terms, for `a, b = f()`
-    (`in_caller`: one of the helper's origins in caller terms, for the copies it hands back)."""
+    (`origin_here`: one of the helper's origins in caller terms, for the copies it hands back)."""
     size = _items_of(callee)
     if not size:
         return
@@ -446,7 +432,7 @@ def _unpack(sem, node: ast.Call, callee: FunctionFlow, translate, in_caller, env
         objs = [translate(v, e) for e, v in values]
         copied = False
         if callee.copies:  # `return copy.deepcopy(gm), info`
-            copies = [(o, through_copies(v, e, o, params, in_caller)) for o, (e, v) in zip(objs, values, strict=True)]
+            copies = [(o, through_copies(v, e, o, params, origin_here)) for o, (e, v) in zip(objs, values, strict=True)]
             copied = any(through for _, through in copies)
         if len(set(objs)) == 1:
             item = objs[0]

@@ -14,17 +14,21 @@ the other readers.
 from __future__ import annotations
 
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 
+from qlint.analysis.flow import decorator_registries as registries
+from qlint.analysis.flow.function_flows import FunctionFlow
 from qlint.analysis.flow.model_env import Env
-from qlint.analysis.flow.model_values import Obj, Origin
+from qlint.analysis.flow.model_values import PARAM, Obj, Origin, anchored
+from qlint.value_classes import replace
 
 _NONE: frozenset[Origin] = frozenset()
 
 
-def through_copies(value: Obj, end: Env, obj: Obj, params, in_caller: Callable) -> frozenset[Origin]:
+def through_copies(value: Obj, end: Env, obj: Obj, params, here: Callable) -> frozenset[Origin]:
     """The origins of `obj` (what the helper's `value` at its end `end` is to the caller) it
     holds there only through copies the helper made; `params`: the helper's parameters' own
-    values (handed back as the caller's argument, which keeps the caller's facts); `in_caller`:
+    values (handed back as the caller's argument, which keeps the caller's facts); `here`:
     one origin of the helper's in the caller's terms (`translate`'s)."""
     if not end.copied and not end.partly_copied:
         return _NONE  # most ends: no copy made on the path
@@ -36,9 +40,23 @@ def through_copies(value: Obj, end: Env, obj: Obj, params, in_caller: Callable) 
     copied: set[Origin] = set()
     kept: set[Origin] = set()
     for o in value.origins:
-        (copied if o in part else kept).update(in_caller(o, end))
+        (copied if o in part else kept).update(here(o, end))
     # Two of the helper's origins may be one here (`f(gm, gm)`): uncopied through either, it raises.
     return frozenset(obj.origins & copied - kept)
+
+
+def in_caller(
+    sem, node, callee: FunctionFlow, given, foreign, passed_here, o: Origin, ret_env: Env
+) -> AbstractSet[Origin]:
+    """Where the helper's origin `o` came from, as its caller at `node` sees it (`apply`'s `translate`'s
+    answer for one origin; apart from its loop, which runs for every value a helper hands back),
+    for the copies it hands back; `passed_here`: `apply`'s, what a construction was given."""
+    if o.kind == PARAM and o.node is callee.node and o.index in given:
+        return given[o.index].origins
+    if o.kind in registries.KINDS:
+        return registries.rekeyed(o, callee.node, given, sem.walk.func, node)
+    found = anchored(o, node, callee.path) if foreign else o
+    return (replace(found, passed=passed_here(o.passed, ret_env)) if o.passed else found,)
 
 
 def carry(obj: Obj, paths: list[tuple[Obj, frozenset[Origin]]], env: Env) -> None:
@@ -61,4 +79,4 @@ def carry(obj: Obj, paths: list[tuple[Obj, frozenset[Origin]]], env: Env) -> Non
         env.partly_copied = {**env.partly_copied, obj: through}
 
 
-__all__ = ["carry", "through_copies"]
+__all__ = ["carry", "in_caller", "through_copies"]
