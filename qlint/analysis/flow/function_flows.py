@@ -191,10 +191,11 @@ class FunctionFlow:
     # Every value it returns was allowed to switch modes (`allow_exported_model_train_eval`)
     # under no branch condition: its callers may switch what it returns.
     allowed_returns: bool = False
-    # Every value it returns is a copy (`return copy.deepcopy(gm)`): a copy's switches raise nothing.
-    copied_returns: bool = False
     # The same for positions of the tuple every return builds (`return gm, info` after allowing gm).
     allowed_items: frozenset[int] = frozenset()
+    # It makes a copy (`copy.deepcopy(gm)`) or gets one from a helper (`Env.copied`): only then
+    # are the copies its returns may hand back carried to its callers (`returned_copies`).
+    copies: bool = False
     # Parameter index -> attribute -> the exported graph, unallowed, that every path leaves
     # stored there (`m.core = prepare_qat_pt2e(...)`), one per entry of `returns` (`left_graphs`).
     left_fields: dict[int, dict[str, tuple[Obj, ...]]] = field(default_factory=dict)

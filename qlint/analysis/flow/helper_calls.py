@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import weakref
+from functools import partial
 
 from qlint.analysis.flow import decorator_registries as registries
 from qlint.analysis.flow import left_graphs
@@ -41,6 +42,7 @@ from qlint.analysis.flow.model_values import (
 )
 from qlint.analysis.flow.part_modes import handed
 from qlint.analysis.flow.pass_through import opaque
+from qlint.analysis.flow.returned_copies import carry, in_caller, through_copies
 from qlint.analysis.flow.subclass_self_calls import self_method
 from qlint.analysis.names.scope import is_property, parameter_args, unique_value
 from qlint.value_classes import replace
@@ -368,7 +370,9 @@ def apply(sem, node, callee: FunctionFlow, offset, receiver, args, kwargs, env: 
         if any(param in e.patched for e, _ in ends) and not _allow_ruled_out(sem, node, callee, index, written):
             env.patched |= {given[index]}
     switch_handed_parts(sem, node, callee, written, ruled_out, env)  # `make_train(model.bn)`
-    _unpack(sem, node, callee, translate, env)
+    # Only for a helper copying something (few): a closure costs its making at every call.
+    origin_here = partial(in_caller, sem, node, callee, given, foreign, passed_here) if callee.copies else None
+    _unpack(sem, node, callee, translate, origin_here, env)
     if callee.return_parts:  # `return {"model": gm}`
         left_graphs.unpack_parts(sem, node, callee, translate, env)
     if callee.left_fields:  # `prepare_core(m)` storing a graph in `m.core`
@@ -377,13 +381,19 @@ def apply(sem, node, callee: FunctionFlow, offset, receiver, args, kwargs, env: 
     if not results:
         return new_value(env, node, "", Origin(CALL, node))
     result = merge_values(results, env, node)
+    if callee.copies:  # `return copy.deepcopy(gm)`, on every path or some
+        params = callee.param_objs.values()
+        returned = [(e, obj) for e, obj in ends if obj is not None]
+        ours = zip(results, returned, strict=True)
+        copies = [(r, through_copies(v, e, r, params, origin_here)) for r, (e, v) in ours]
+        if any(through for _, through in copies):
+            carry(result, copies, env)
+            sem.flow.copies = True  # and this function's returns may hand it on
     if callee.returned_fields:  # `return Wrap(gm)`
         left_graphs.hand_back_result(sem, node, callee, result, translate, env)
     sem.results.note(result, None)
     if callee.allowed_returns:  # `allow_exported_model_train_eval(gm); return gm`: allowed here too
         env.patched |= {result}
-    if callee.copied_returns:  # `return copy.deepcopy(gm)`: a copy here too (for a helper of another module)
-        env.copied |= {result}
     # The graphs the helper's returns hand back, on the branches of the call's arguments
     # (an allowed one is no path to a raise); what it was given keeps the paths it had.
     here = frozenset(sem.walk.guards)
@@ -406,27 +416,44 @@ def _allow_ruled_out(sem, node: ast.Call, callee: FunctionFlow, index: int, writ
     )
 
 
-def _unpack(sem, node: ast.Call, callee: FunctionFlow, translate, env: Env) -> None:
-    """`return model.eval(), inputs` on every path: each element in caller terms, for `a, b = f()`."""
+def _unpack(sem, node: ast.Call, callee: FunctionFlow, translate, origin_here, env: Env) -> None:
+    """`return model.eval(), inputs` on every path: each element in caller terms, for `a, b = f()`
+    (`origin_here`: one of the helper's origins in caller terms, for the copies it hands back)."""
     size = _items_of(callee)
     if not size:
         return
     items: list[Obj | None] = []
+    params = callee.param_objs.values() if callee.copies else ()
     for position in range(size):
         values = [(e, callee.return_items[i][position]) for i, (e, _) in enumerate(callee.returns)]
         if any(v is None for _, v in values):
             items.append(None)  # some path returns something we do not follow there
             continue
         objs = [translate(v, e) for e, v in values]
+        copied = False
+        if callee.copies:  # `return copy.deepcopy(gm), info`
+            copies = [(o, through_copies(v, e, o, params, origin_here)) for o, (e, v) in zip(objs, values, strict=True)]
+            copied = any(through for _, through in copies)
         if len(set(objs)) == 1:
-            items.append(objs[0])
+            item = objs[0]
+            if copied:
+                # Its own object: another element at this call may hold the same graphs uncopied
+                # (`return copy.deepcopy(gm), gm`), and would be one object with it.
+                item = Obj(node, f"item{position}", item.origins, item.captures)
+                env.modes[item] = env.facts(objs[0])
+                carry(item, copies, env)
+                sem.flow.copies = True
+            items.append(item)
             if position in callee.allowed_items:  # `gm, info = quantize(...)`, gm allowed inside
-                env.patched |= {objs[0]}
+                env.patched |= {item}
             continue
         # Named by position, so that two elements merged at one call stay two objects.
         merged = join([Env({f"item{position}": o}, env.modes, env.patched, env.copied) for o in objs], node)
         env.modes.update(merged.modes)
         items.append(merged.vars[f"item{position}"])
+        if copied:
+            carry(items[-1], copies, env)
+            sem.flow.copies = True
     sem.unpacked[id(node)] = tuple(items)
 
 

@@ -102,6 +102,7 @@ def api_call(sem, node: ast.Call, api: Api, first: Obj | None, kwargs: dict, env
         # Measured on torch 2.13/torchao 0.18: `deepcopy`/`copy` of a graph from `.module()`,
         # `prepare_pt2e` or `convert_pt2e` (allowed or not) switches modes without raising.
         env.copied |= {obj}
+        sem.flow.copies = True  # what it returns may be this copy (`returned_copies`)
         return obj
     return arg  # move_exported_model_to_eval/train, allow_exported_model_train_eval return the model
 

@@ -143,7 +143,6 @@ class Interpreter:
         values = [(e, obj) for e, obj in self.flow.returns if obj is not None]
         guards = self.calls.allow_guards
         self.flow.allowed_returns = bool(values) and all(obj in e.patched and not guards.get(obj) for e, obj in values)
-        self.flow.copied_returns = bool(values) and all(obj in e.copied for e, obj in values)
         items = [(e, self.flow.return_items.get(i)) for i, (e, _) in enumerate(self.flow.returns)]
         if items and all(t is not None for _, t in items) and len({len(t) for _, t in items}) == 1:
             self.flow.allowed_items = frozenset(
