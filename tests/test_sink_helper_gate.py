@@ -71,7 +71,10 @@ def test_the_wrapper_gate_still_opens_on_what_it_builds():
     assert may_lead_to_helper(
         "from pkg.checks import NodeChecks\nNodeChecks()", [("NodeChecks", "pkg.checks.NodeChecks")], INDEX
     )
-    assert may_lead_to_helper("from pkg import checks\n# nœud\nsuper().run(1)", [("checks", "pkg.checks")], INDEX)
+    assert may_lead_to_helper("from pkg import checks\nchecks.NodeChecks()", [("checks", "pkg.checks")], INDEX)
+    # Not on a name of the index after a dot that no import starts, outside ASCII too (QL102's
+    # gate read such texts as any dotted name).
+    assert not may_lead_to_helper("from pkg import checks\n# nœud\nsuper().run(1)", [("checks", "pkg.checks")], INDEX)
 
 
 def test_imports_of_torch_and_of_absent_packages_open_no_gate(tmp_path):
@@ -89,10 +92,12 @@ def test_imports_of_torch_and_of_absent_packages_open_no_gate(tmp_path):
         assert helper_imports(project, path, torch_text, INDEX, instances=False) == []
         assert helper_imports(project, path, torch_text, INDEX) == [("checks", "pkg.checks")]
         assert helper_imports(project, path, absent_text, INDEX, instances=False) == []
-        # The gate asked again of the project's imports: the sink kind's alone (QL102's as before).
-        assert helper_imports(project, path, absent_text, INDEX) == [("checks", "pkg.checks")]
-        assert helper_imports(project, path, absent_text + "checks.run(1)\n", INDEX, instances=False) == [
-            ("checks", "pkg.checks")
-        ]
+        # The gate asked again of the project's imports, whichever search comes next (QL102's
+        # was not: it was asked of all the file's).
+        assert helper_imports(project, path, absent_text, INDEX) == []
+        for instances in (False, True):
+            assert helper_imports(project, path, absent_text + "checks.run(1)\n", INDEX, instances) == [
+                ("checks", "pkg.checks")
+            ]
     finally:
         ProjectIndex.fixed_layout = before

@@ -75,7 +75,7 @@ def attributes_called(text: str, name: str) -> frozenset[tuple[str, ...]]:
     memo = _attribute_memo(text)
     found = memo.get(name)
     if found is None:
-        found = memo[name] = frozenset(_attributes_called(_normalised(text), name))
+        found = memo[name] = frozenset(_attributes_called(normalised(text), name))
     return found
 
 
@@ -115,7 +115,7 @@ def may_call_attribute(text: str, names: frozenset[str]) -> bool:
     """Whether some dotted name of the text may end in one of `names` (`x.insert_op`, `gu .
     insert_op`): where none can, no `attributes_called` path of any head ends in one. Searched
     once for all names, from each dot (a trie of the names: one pattern, no per-name scan)."""
-    return _attribute_pattern(names).search(_normalised(text)) is not None
+    return _attribute_pattern(names).search(normalised(text)) is not None
 
 
 def attribute_pattern(names: frozenset[str]) -> re.Pattern[str]:
@@ -131,7 +131,7 @@ def _attribute_pattern(names: frozenset[str]) -> re.Pattern[str]:
     return re.compile(after_dot + "(?:" + (alternation(sorted(names)) or "(?!)") + ")(?![A-Za-z0-9_])")
 
 
-def _normalised(text: str) -> str:
+def normalised(text: str) -> str:
     """The text as the parser reads identifiers (NFKC), once per text (asked per import)."""
     global _NFKC
     if text.isascii():

@@ -12,7 +12,8 @@ reads it forwards (on the raw text, strings included): names, dots, and between 
 line continuations and comments (a `#` to its row's end). Reading back over a row break cannot
 tell where a comment starts, so there every way the row before could end is followed (all of
 it, or before any of its `#`s): the answer may be yes where the search finds nothing, never no
-where it finds something. A text read back for too long answers yes.
+where it finds something. A text read back for too long answers yes. A text that is not ASCII
+is read as `helper_gate.read_in_ascii` gives it.
 """
 
 from __future__ import annotations
@@ -25,15 +26,16 @@ _BLANKS = " \t\f"
 _BUDGET = 400
 
 
-def reaches_from_imports(text: str, pattern: re.Pattern[str], heads: frozenset[str]) -> bool:
+def reaches_from_imports(text: str, pattern: re.Pattern[str], heads: frozenset[str], words: str | None = None) -> bool:
     """Whether a match of `pattern` (led by the dot before the name, as
     `called_names._attribute_pattern` is) may end a dotted name one of whose parts before the
-    dot is in `heads`. For ASCII texts whose rows end in `\\n` alone (others: ask
-    `may_call_attribute`)."""
+    dot is in `heads`. For ASCII texts whose rows end in `\\n` alone; `words`: the text a `?`
+    of `text` may stand for a character of (`helper_gate.read_in_ascii`), read where a name
+    stops at one."""
     m = pattern.search(text)
     while m is not None:
         try:
-            if _may_hold(text, m.start(), heads, [_BUDGET]):
+            if _may_hold(text, m.start(), heads, [_BUDGET], words):
                 return True
         except _TooLong:
             return True
@@ -76,21 +78,34 @@ def _collect(text: str, dot: int, heads: frozenset[str], budget: list[int], foun
                 _collect(text, before - 1, heads, budget, found)
 
 
-def _may_hold(text: str, dot: int, heads: frozenset[str], budget: list[int]) -> bool:
+def _may_hold(text: str, dot: int, heads: frozenset[str], budget: list[int], words: str | None) -> bool:
     """Whether a part before the dot at `dot`, or one before it in the same dotted name, is in
     `heads` (True once `budget` runs out)."""
     for end in _ends_before(text, dot, budget):
         start = end
         while start > 0 and text[start - 1] in _WORD:
             start -= 1
+        if start < end and text[start:end] in heads:
+            return True
+        if start and text[start - 1] == "?" and words is not None:
+            start = _part_start(words, start)
         if start == end:
             continue  # `).run`, `"s".run`: no name stands there
-        if text[start:end] in heads:
-            return True
         for before in _ends_before(text, start, budget):
-            if text[before - 1] == "." and _may_hold(text, before - 1, heads, budget):
+            if text[before - 1] == "." and _may_hold(text, before - 1, heads, budget, words):
                 return True
     return False
+
+
+def _part_start(words: str, start: int) -> int:
+    """Where the part holding the name that starts at `start` starts, in the text `words`, as
+    the search reads a part (`[A-Za-z_]\\w*`: `aé` is one, `éa` none, and `é` no head's
+    start); `start` where none holds it."""
+    part = start
+    while part > 0 and (words[part - 1].isalnum() or words[part - 1] == "_"):
+        part -= 1
+    first = words[part]
+    return part if first.isascii() and (first.isalpha() or first == "_") else start
 
 
 def _ends_before(text: str, at: int, budget: list[int]) -> set[int]:

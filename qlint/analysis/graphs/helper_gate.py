@@ -15,26 +15,22 @@ A name after a dot, blanks, line continuations or comments between, is what
 `may_call_attribute` finds in one scan of the text: when it finds none of those names and
 no import leads to one, no helper can be found, and the answer is False without the
 per-import search (on ExecuTorch, 2,735 of the 3,157 files QL102's import trigger asks).
-A text with characters outside ASCII is also searched for the class names as they are
-(`holds_any`, what the class search itself asks first): there the scan reads identifiers
-in NFKC, which `class_bases` does not.
-
-Each of those dotted names starts at a name the module imports: in an ASCII text a name after
-a dot opens the gate only where the dotted name it ends may hold one (`dotted_heads`; on
-ExecuTorch `x.run(...)` let 318 files through, `run` being a method of a wrapper class).
+Each of those dotted names starts at a name the module imports: a name after a dot opens the
+gate only where the dotted name it ends may hold one (`dotted_heads`; on ExecuTorch
+`x.run(...)` let 318 files through, `run` being a method of a wrapper class). A text with
+`\\r` or characters outside ASCII is read so first (`read_in_ascii`, both gates): the search
+reads its dotted names in NFKC; and its class bases are also asked as `class_bases` reads
+them, in the raw text.
 """
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Iterator
 
-from qlint.analysis.graphs.called_names import attribute_pattern, may_call, may_call_attribute
+from qlint.analysis.graphs.called_names import attribute_pattern, may_call, may_call_attribute, normalised
 from qlint.analysis.graphs.dotted_heads import reaches_from_imports
 from qlint.analysis.graphs.forwarding_texts import of_torch
-from qlint.analysis.graphs.word_trie import holds_any
 from qlint.analysis.names.text_imports import class_bases
-from qlint.lazy_patterns import lazy
 
 
 def may_lead_to_helper(text: str, imports: list[tuple[str, str]], index, instances: bool = True) -> bool:
@@ -46,12 +42,10 @@ def may_lead_to_helper(text: str, imports: list[tuple[str, str]], index, instanc
     for _, full in imports:  # asked of most files: no generator made each time
         if index.may_lead_to_helper(full):
             return True
-    if text.isascii() and "\r" not in text:
-        heads = frozenset(name for name, _ in imports)
-        return reaches_from_imports(text, attribute_pattern(index.attribute_or_class_names), heads)
-    if may_call_attribute(text, index.attribute_or_class_names):
+    if _reaches_a_name(text, imports, index.attribute_or_class_names):
         return True
-    return not text.isascii() and holds_any(text, index.classes)
+    # `class_bases` reads the raw text (`mod.Base` before a combining accent is `Base` to it).
+    return not text.isascii() and _subclasses(text, imports, index)
 
 
 def _sink_helper_gate(text: str, imports: list[tuple[str, str]], index) -> bool:
@@ -65,12 +59,7 @@ def _sink_helper_gate(text: str, imports: list[tuple[str, str]], index) -> bool:
     subclass, and `nn.Module` ends in one of those names (`Module`)."""
     for _ in named_ways(text, imports, index):
         return True
-    if "\r" not in text:
-        heads = frozenset(name for name, _ in imports)
-        read = text if text.isascii() else _in_ascii(text, heads, index.attribute_names)
-        if read is not None:
-            return reaches_from_imports(read, attribute_pattern(index.attribute_names), heads)
-    return may_call_attribute(text, index.attribute_names)
+    return _reaches_a_name(text, imports, index.attribute_names)
 
 
 def named_ways(text: str, imports: list[tuple[str, str]], index, dotted: bool = True) -> Iterator[tuple[str, str]]:
@@ -116,17 +105,52 @@ def _class_heads(text: str) -> dict[str, list[tuple[str, ...]]]:
     return heads
 
 
-_NOT_ASCII = lazy(r"[^\x00-\x7f]")
+def _subclasses(text: str, imports: list[tuple[str, str]], index) -> bool:
+    """Whether a base of a class statement (`class_bases`, as the search reads them) starts at
+    an import and may name a class of the index (`T(Base)`, `T(mod.Base)`)."""
+    heads = _class_heads(text)
+    for name, full in imports if heads else ():
+        if any(index.may_lead_to_class(".".join([full, *parts[1:]])) for parts in heads.get(name, ())):
+            return True
+    return False
 
 
-def _in_ascii(text: str, heads: frozenset[str], names: frozenset[str]) -> str | None:
-    """A text with characters outside ASCII as `reaches_from_imports` can read it: in NFKC
-    (the identifiers Python reads, as the search's `called_names` reads them), each character
-    still outside ASCII turned into `?`, which no name holds: reading back stops at it, where
-    the search's ASCII reading of a head's start does too. None where one of the `heads` or of
-    the `names` called is not ASCII itself. On ExecuTorch 368 files hold such a character (a
-    `—` in a docstring): the gate let most through on a `.run(...)` or a
-    `super().__init__(...)` that no import starts."""
+def _reaches_a_name(text: str, imports: list[tuple[str, str]], names: frozenset[str]) -> bool:
+    """Whether a dotted name the search reads (`attributes_called`) may start at an import and
+    end in, or pass, one of `names`; read back from each such name after a dot
+    (`dotted_heads`), in the text as `read_in_ascii` gives it. Where it gives none, whether
+    any dotted name ends in one (`may_call_attribute`)."""
+    heads = frozenset(name for name, _ in imports)
+    if text.isascii() and "\r" not in text:
+        return reaches_from_imports(text, attribute_pattern(names), heads)
+    read = read_in_ascii(text, heads, names)
+    if read is None:
+        return may_call_attribute(text, names)
+    return reaches_from_imports(read[0], attribute_pattern(names), heads, read[1])
+
+
+def read_in_ascii(text: str, heads: frozenset[str], names: frozenset[str]) -> tuple[str, str] | None:
+    """A text as `reaches_from_imports` can read it where the search would read it alike
+    (`called_names`: its dotted names, in NFKC, the identifiers Python reads), with the NFKC
+    text it stands for, character for character: `\\r` a blank (the search takes it for one,
+    and a comment runs on past it to `\\n`), each character outside ASCII `?`, which no name
+    holds. Reading back stops at one, where the search's reading of a head's start does too
+    (it reads `h` in `éh.f(...)`); where the NFKC text holds a word character there, a part
+    goes on over it (`x.aé.f(...)`: one part to the search's `[A-Za-z_]\\w*`). None where one
+    of the `heads` or of the `names` called is not ASCII itself. On ExecuTorch 368 files hold
+    such a character (most a dash or a quote in a docstring): read as they were, QL101's gate
+    let most through on a `.run(...)` or a `super().__init__(...)` that no import starts, and
+    QL102's 22 of the 232 it asks on any name of its index after a dot (`x.run()`; 11 still
+    on `subprocess.run(...)`)."""
     if not (all(h.isascii() for h in heads) and all(n.isascii() for n in names)):
         return None
-    return _NOT_ASCII.sub("?", unicodedata.normalize("NFKC", text))
+    global _READ
+    if _READ is None or _READ[0] is not text:
+        words = normalised(text).replace("\r", " ")
+        # One pass in C (a pattern's scan of such texts cost ExecuTorch's ~250 ~0.1 s of CPU).
+        _READ = (text, (words.encode("ascii", "replace").decode("ascii"), words))
+    return _READ[1]
+
+
+# (the text last read, how `read_in_ascii` reads it): QL101's and QL102's gates read the same file
+_READ: tuple[str, tuple[str, str]] | None = None

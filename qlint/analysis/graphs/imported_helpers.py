@@ -148,7 +148,8 @@ def helper_imports(project, path: str, text: str, index=None, instances: bool = 
     `imports_helper` may find a helper ([]: none can), read before a helper search is made
     for it (most files an import trigger asks import none). With the project's `index` of
     wrapper names (`wrapper_index`), only if the index lets one through (`helper_gate`; for a
-    search that builds no class, without `instances`).
+    search that builds no class, without `instances`), asked again of the project's imports
+    where the file has others.
 
     Imports of `torch` lead to none: every way asks the search of one of its functions or
     classes (`_imported_helper`: `_not_a_project_name`), of a path called on it or of a
@@ -172,9 +173,11 @@ def helper_imports(project, path: str, text: str, index=None, instances: bool = 
         # (`torch.nn.Module`) leads to no helper, whatever name of the index it ends in.
         return []
     kept = project_imports(project, live, path)
-    if index is not None and not instances and kept is not live and kept:
-        # The gate again, of the project's imports alone: `subprocess.run(...)` is no call of
-        # the index's `run` (on ExecuTorch, most files QL101's import trigger asks it leads to).
+    if index is not None and kept is not live and kept:
+        # The gate again, of the project's imports alone (the search is asked of no others):
+        # `subprocess.run(...)` is no call of the index's `run` (on ExecuTorch, most files
+        # QL101's import trigger asks it leads to, and 25 of the 59 ASCII ones QL102's let
+        # through).
         return kept if may_lead_to_helper(text, kept, index, instances) else []
     return kept
 
