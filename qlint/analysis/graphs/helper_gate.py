@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from qlint.analysis.graphs.called_names import attribute_pattern, may_call, may_call_attribute, normalised
 from qlint.analysis.graphs.dotted_heads import reaches_from_imports
 from qlint.analysis.graphs.forwarding_texts import of_torch
-from qlint.analysis.names.text_imports import class_bases
+from qlint.analysis.names.text_imports import class_bases_by_head
 
 
 def may_lead_to_helper(text: str, imports: list[tuple[str, str]], index, instances: bool = True) -> bool:
@@ -80,14 +80,14 @@ def named_ways(text: str, imports: list[tuple[str, str]], index, dotted: bool = 
                 yield name, full
                 continue
             if heads is None:
-                heads = _class_heads(text)
+                heads = class_bases_by_head(text)
             if (name,) in heads.get(name, ()) and (index is None or index.may_lead_to_class(full)):
                 yield name, full
                 continue
         if not dotted:
             continue
         if heads is None:
-            heads = _class_heads(text)
+            heads = class_bases_by_head(text)
         for parts in heads.get(name, ()) if not of_torch(full) else ():
             # A base named by a from-import alone was asked above.
             if (len(parts) > 1 or name == full) and (
@@ -97,18 +97,10 @@ def named_ways(text: str, imports: list[tuple[str, str]], index, dotted: bool = 
                 break
 
 
-def _class_heads(text: str) -> dict[str, list[tuple[str, ...]]]:
-    """The bases of the text's class statements (`class_bases`) by the name they start at."""
-    heads: dict[str, list[tuple[str, ...]]] = {}
-    for parts in class_bases(text):  # none where the text holds no `class`
-        heads.setdefault(parts[0], []).append(parts)
-    return heads
-
-
 def _subclasses(text: str, imports: list[tuple[str, str]], index) -> bool:
     """Whether a base of a class statement (`class_bases`, as the search reads them) starts at
     an import and may name a class of the index (`T(Base)`, `T(mod.Base)`)."""
-    heads = _class_heads(text)
+    heads = class_bases_by_head(text)
     for name, full in imports if heads else ():
         if any(index.may_lead_to_class(".".join([full, *parts[1:]])) for parts in heads.get(name, ())):
             return True

@@ -24,7 +24,7 @@ from qlint.analysis.names.absent_packages import project_imports
 from qlint.analysis.names.import_paths import lookup_root
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import ModuleScope
-from qlint.analysis.names.text_imports import class_bases, file_imports
+from qlint.analysis.names.text_imports import class_bases_by_head, file_imports
 
 
 def helper_names(
@@ -201,9 +201,7 @@ def imports_helper(
         imports = helper_imports(project, path, text, index)
     if not imports:
         return False
-    heads: dict[str, list[tuple[str, ...]]] = {}
-    for parts in class_bases(text):
-        heads.setdefault(parts[0], []).append(parts)
+    heads = class_bases_by_head(text)
     scope = RemoteModule(path, {}, {}, {})
     called = calls_memo(text)
     for name, full in imports:

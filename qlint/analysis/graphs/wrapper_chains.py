@@ -14,7 +14,7 @@ from qlint.analysis.graphs.forwarding_texts import is_torch, mentions, module_te
 from qlint.analysis.graphs.helper_lookup import MAX_DEPTH
 from qlint.analysis.graphs.mixin_sinks import MIXIN_ROUNDS
 from qlint.analysis.names.modules import module_name_for
-from qlint.analysis.names.text_imports import class_bases, text_imports
+from qlint.analysis.names.text_imports import class_bases_by_head, text_imports
 
 # Modules that insert nothing a wrapper chain passes through, at most (c -> b -> mid -> a:
 # two), in a module of a root the project's wrapper-name index covers (`index_roots`: a
@@ -159,10 +159,7 @@ def _base_links(fw, text: str) -> dict[str, list[tuple[str, ...]]]:
     `ArmPass` hundreds of times, one calling `graph.find_nodes(...)`."""
     if fw.instances or fw.site_needles is None:
         return {}
-    heads: dict[str, list[tuple[str, ...]]] = {}
-    for parts in class_bases(text):
-        heads.setdefault(parts[0], []).append(parts)
-    return heads
+    return class_bases_by_head(text)
 
 
 def _mixed_in_by(fw, project, path: str, name: str, full: str, bases: list[tuple[str, ...]], further: int) -> bool:

@@ -174,6 +174,15 @@ def class_bases(text: str) -> set[tuple[str, ...]]:
     return out
 
 
+def class_bases_by_head(text: str) -> dict[str, list[tuple[str, ...]]]:
+    """`class_bases` by the name each starts at (`mod` for `mod.Base`): what the helper
+    searches and their gates ask of each name a module imports."""
+    heads: dict[str, list[tuple[str, ...]]] = {}
+    for parts in class_bases(text):  # none where the text holds no `class`
+        heads.setdefault(parts[0], []).append(parts)
+    return heads
+
+
 def imported_modules(text: str, path: str) -> set[str]:
     """The dotted names of the modules the import statements of the module at `path` may name,
     as `text_imports` reads them: a plain import's whole name (`import a.b` names `a.b`, which
