@@ -23,16 +23,8 @@ import pytest
 
 from tests.test_chain_depth_paths import _every_path, _write, cached_project
 from tests.test_chain_depth_paths import ql101_rows as _found
+from tests.test_sink_helper_chains import CHECKS
 
-CHECKS = """\
-def assert_nodes(case, gm, occ):
-    case.checkGraphModuleNodes(gm, expected_node_occurrence=occ)
-
-
-class NodeChecks:
-    def assert_order(self, gm, nodes):
-        self.checkGraphModuleNodes(gm, expected_node_list=nodes)
-"""
 MIXINS = """\
 from pkg.checks import NodeChecks
 

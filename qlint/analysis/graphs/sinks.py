@@ -215,10 +215,14 @@ def matches_through_imports(text: str, path: str, project, sinks: dict[str, set]
         return _untriggered(text, path, project, sinks)
     if may_match_here(text, sink_needles(sinks)):
         return may_hold_packet(text, path, project)
-    # The helper search's own gate first (most files import no helper), then the packet
-    # question, which reads only the modules the file imports from, and the search last: it
-    # resolves the names the gate let through, through the project's modules.
-    index = sink_index_for(path, project, sinks)
+    return _imported_helper_found(text, path, project, sinks, sink_index_for(path, project, sinks))
+
+
+def _imported_helper_found(text: str, path: str, project, sinks: dict[str, set], index) -> bool:
+    """Whether the file may match through a helper it imports: the helper search's own gate
+    first (most files import no helper), then the packet question, which reads only the
+    modules the file imports from, and the search last: it resolves the names the gate let
+    through, through the project's modules."""
     imports = _helper_imports(text, path, project, index)
     return (
         bool(imports)
@@ -230,13 +234,13 @@ def matches_through_imports(text: str, path: str, project, sinks: dict[str, set]
 def _untriggered(text: str, path: str, project, sinks: dict[str, set]) -> bool:
     """`matches_through_imports` for a file holding none of the rule's trigger texts: it may
     match only through a helper it imports by name (`from m import check_ops`, then
-    `check_ops(case, gm, {aten.relu: 1})`, or a TestCase mixin it subclasses), and a packet
-    must reach it. Such files are most of a project (ExecuTorch: 2,800 of 3,800), each asked
-    a set lookup per import at most in a run over many files; a helper called through its
-    module (`m.check_ops(...)`) is not looked for here, which would cost a scan of every one
-    of them. With the index, the search goes before the packet question: QL102's import
-    trigger has not asked that of most of these files; without it (one file, an editor's
-    buffer) the search resolves every name the file may call, and goes last, as QL102's."""
+    `check_ops(case, gm, {aten.relu: 1})`, or a TestCase mixin it subclasses), or through a
+    module it imports that may define one (`_through_modules`), and a packet must reach it.
+    Such files are most of a project (ExecuTorch: 2,800 of 3,800), each asked a set lookup
+    per import at most in a run over many files. Through the names, with the index, the
+    search goes before the packet question: QL102's import trigger has not asked that of most
+    of these files; without it (one file, an editor's buffer) the search resolves every name
+    the file may call, and goes last, as QL102's."""
     index = sink_index_for(path, project, sinks)
     named = _named_imports(text, path, project, index)
     if named and _named_helper_found(text, path, project, sinks, index, named):
@@ -265,9 +269,4 @@ def _through_modules(text: str, path: str, project, sinks: dict[str, set], index
         return False
     if index is None and not may_hold_packet(text, path, project):
         return False  # asked first without the index, as `_untriggered` asks it
-    imports = _helper_imports(text, path, project, index)
-    return (
-        bool(imports)
-        and may_hold_packet(text, path, project)
-        and _sink_helper_found(text, path, project, sinks, index, imports)
-    )
+    return _imported_helper_found(text, path, project, sinks, index)
