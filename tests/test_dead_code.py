@@ -7,6 +7,11 @@ lone script (its users are not in the project), a program's uncalled helper (the
 autoware's a bug) unless its only call is commented out (qtta's `do_pt2e`: then it is quiet),
 a script of imports alone.
 
+A script nothing imports is loud beside a program that loads modules from a path it computes
+and names one of the script's functions (LLM2FPGA's adapters, loaded by the path a flag names
+for their `export_program`); quiet when the loader names none of them (HBTGen's harness), its
+path is a literal, or only a comment names the loader.
+
 Not visible, so not taught: a module run by `python -m` or a path from a README or a shell
 script. A dead script runs nothing at module level, so running it changes nothing but its
 imports (a removed API's import would fail there: QL401/QL402 stay quiet in it regardless).
@@ -281,6 +286,54 @@ def test_script_running_code_at_module_level_is_reported(tmp_path):
     text = "from torch._export import capture_pre_autograd_graph\n" + _helper("old_qat") + "\nold_qat(1, 2, 3)\n"
     files = {"scripts/old_or_unfinished.py": text, "scripts/run.py": 'print("run")\n'}
     assert _rows(tmp_path, files, "scripts/old_or_unfinished.py", ("QL204", "QL402")) == [1, CONVERT_ROW + 1]
+
+
+LOADER = """\
+import importlib.util
+import sys
+from pathlib import Path
+
+path = Path(sys.argv[1])
+spec = importlib.util.{call}
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+module.{entry}(None, None, ())
+"""
+
+
+def _loaded(tmp_path: Path, call: str, entry: str = "old_qat") -> list[int]:
+    text = "from torch._export import capture_pre_autograd_graph\n" + _helper("old_qat")
+    files = {
+        "scripts/old_or_unfinished.py": text,
+        "scripts/run.py": 'print("run")\n',
+        "tools/compile.py": LOADER.format(call=call, entry=entry),
+    }
+    return _rows(tmp_path, files, "scripts/old_or_unfinished.py", ("QL204", "QL402"))
+
+
+def test_script_a_program_loads_from_the_path_it_is_given_is_reported(tmp_path):
+    # LLM2FPGA: `compile-pytorch.py --adapter src/<adapter>.py` loads it and calls it.
+    assert _loaded(tmp_path, "spec_from_file_location(path.stem, path)") == [1, CONVERT_ROW + 1]
+
+
+def test_script_a_source_file_loader_takes_by_keyword_is_reported(tmp_path):
+    call = "spec_from_loader(path.stem, SourceFileLoader(path.stem, path=str(path)))"
+    assert _loaded(tmp_path, call) == [1, CONVERT_ROW + 1]
+
+
+def test_script_beside_a_loader_of_one_named_file_is_quiet(tmp_path):
+    # A literal path names its file: the search for the script's own name decides.
+    assert _loaded(tmp_path, 'spec_from_file_location("config", "config.py")') == []
+
+
+def test_script_beside_a_loader_that_names_none_of_its_definitions_is_quiet(tmp_path):
+    # HBTGen: its harness loads the scripts it generates and runs their `trigger_known_bugs`.
+    call = "spec_from_file_location(path.stem, path)"
+    assert _loaded(tmp_path, call, entry="trigger_known_bugs") == []
+
+
+def test_script_beside_a_comment_naming_a_loader_is_quiet(tmp_path):
+    assert _loaded(tmp_path, "find_spec(path.stem)  # not spec_from_file_location(name, path)") == []
 
 
 def test_lone_script_is_reported(tmp_path):

@@ -17,7 +17,9 @@ Where every way to reach code is visible in the project, code nobody reaches is 
 - a whole script outside any package, among other modules, that none of them imports and
   that runs nothing at module level (imports, definitions and constant assignments only; no
   `__main__` guard): running it does nothing but its imports, and importing it is the only way
-  in (diart's `old_or_unfinished.py`).
+  in (diart's `old_or_unfinished.py`), unless a module of the project that loads modules from
+  a path it computes names one of its definitions (`path_loaders`: LLM2FPGA's adapters, loaded
+  by the path a flag names for the `export_program` the loader calls).
 
 A public function of a library package that the project never names stays live: users call
 it (quantized-training's `is_pooling`, AITemplate's `nchw2nhwc_pass`), unless its only call is
@@ -41,6 +43,7 @@ from bisect import bisect_left
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs.named_texts import spelled_elsewhere
 from qlint.analysis.graphs.never_called import DYNAMIC_LOOKUP, computed_getattr, enclosing_definitions, read_in
+from qlint.analysis.graphs.path_loaders import loaded_by_path
 from qlint.analysis.graphs.project_scan import project_modules, scan_root
 from qlint.analysis.graphs.skipped_tests import always_skipped
 from qlint.analysis.graphs.test_collection import called_by_runner, is_test_module, runner_base
@@ -226,7 +229,7 @@ def _dead_script(ctx: FileContext, root: str) -> bool:
     # A file of imports alone has no helpers to leave dead: its imports are what it does
     # when run (ECM-ATML's `quantize2pte.py`, cxfinal's `libraryImport.py`).
     defines = any(isinstance(statement, (*_FUNCS, ast.ClassDef)) for statement in ctx.tree.body)
-    return defines and _definitions_only(ctx.tree) and _unimported(ctx, root)
+    return defines and _definitions_only(ctx.tree) and _unimported(ctx, root) and not loaded_by_path(ctx, root)
 
 
 def _definitions_only(tree: ast.Module) -> bool:
