@@ -32,7 +32,7 @@ def note_arms(held: dict, made: dict, merged: Obj | None, arms: list[tuple[Obj |
         return  # no graph made here (most values): `graph_paths` reads none
     per: dict[Origin, set[frozenset]] = {}
     for value, env, guard in arms:
-        if value is None or env is None or value in env.copied or value in env.patched:
+        if value is None or env is None or value in env.copied:
             continue
         within = held.get(value)
         for o in uncopied(value, env):

@@ -23,6 +23,7 @@ from qlint.analysis.node_memo import kept_on_node
 
 # (graph origin, the conditions on a path where the value is that graph)
 GraphPath = tuple[Origin, frozenset]
+_ALWAYS = (frozenset(),)
 
 
 def graph_paths(obj: Obj | None, env: Env, made: dict, whole: bool = False, held=None) -> frozenset[GraphPath]:
@@ -43,7 +44,7 @@ def graph_paths(obj: Obj | None, env: Env, made: dict, whole: bool = False, held
             for o in uncopied(obj, env)
             if o.kind in GRAPH_KINDS
             for g in made.get(o, ())
-            for a in arms.get(o, ())
+            for a in arms.get(o, _ALWAYS)  # (one no arm held uncopied then: as anywhere)
         )
     return frozenset((o, g) for o in uncopied(obj, env) if o.kind in GRAPH_KINDS for g in made.get(o, ()))
 
