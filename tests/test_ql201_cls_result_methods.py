@@ -188,3 +188,59 @@ def test_the_stop_66_shape_through_an_imported_base(tmp_path: Path, monkeypatch)
     assert [(code, at) for code, at, _ in found] == [("QL201", rows[0]), ("QL201", rows[1])]
     assert "in `StaticAttention`, the mode changes Dropout" in found[1][2]
     assert "from_attention" in seen and "quantize" in seen and "load_weights" not in seen
+
+
+# Stop 68 (clsres67's gap): `self` reached in ways no word of the text names. Each such method
+# is read now, as any other; the walk then answers as it does for every read method (a form
+# it does not follow as a switch leaves the mode as it was either way, which the last test
+# pins: the gate answers as a reading does).
+REFLECTIVE = {
+    "setattr": 'setattr(self, "training", False)',
+    "setattr-on-parts": 'for m in self.modules():\n            setattr(m, "training", False)',
+    "dict": 'self.__dict__["training"] = False',
+    "getattr-called": 'getattr(self, "ev" + "al")()',
+    "getattr-bound": "switch = getattr(self, self.mode_name)\n        switch()",
+    "base-method-on-self": "nn.Module.eval(self)",
+    "class-method-on-self": "type(self).eval(self)",
+    "object-setattr": 'object.__setattr__(self, "training", False)',
+    "vars": 'vars(self)["training"] = False',
+    "aliased": "me = self\n        me.training = False",
+    "in-a-container": "for m in [self]:\n            m.training = False",
+    "apply": "self.apply(_off)",
+}
+
+PLAIN = {
+    "attribute": "self.conv.weight.data.zero_()",
+    "attribute-and-return": "self.scale = 2.0\n        return self",
+    "annotated-local": 'other: "Net" = self.conv\n        del other',
+}
+
+
+def _with_method(body: str) -> str:
+    net = NET.replace("    def renamed(self):", f"    def quiet_down(self):\n        {body}\n\n    def renamed(self):")
+    net += "\n\ndef _off(m):\n    m.training = False\n"
+    return net + CALLER.format(body="model = Net.create(other)\n    model.quiet_down()")
+
+
+@pytest.mark.parametrize("body", REFLECTIVE.values(), ids=REFLECTIVE.keys())
+def test_methods_reaching_self_reflectively_are_read(monkeypatch, body):
+    assert "quiet_down" in _analysed(monkeypatch, _context(_with_method(body)))
+
+
+@pytest.mark.parametrize("body", PLAIN.values(), ids=PLAIN.keys())
+def test_methods_reaching_self_by_its_attributes_alone_are_not(monkeypatch, body):
+    assert "quiet_down" not in _analysed(monkeypatch, _context(_with_method(body)))
+
+
+@pytest.mark.parametrize("body", [*REFLECTIVE.values(), *PLAIN.values(), "self.eval()", "self.train(False)"])
+def test_the_gate_answers_as_a_reading_does(monkeypatch, body):
+    # Every method read (the gate off) gives the same findings as the gate: quiet where the
+    # walk follows the switch (`self.eval()`, `self.train(False)`), loud where it follows none.
+    from qlint.analysis.flow import instance_methods
+
+    src = "from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e\nimport torch\nfrom torch import nn\n"
+    src += _with_method(body)
+    gated = [(d.code, d.range.start.row) for d in lint(src, select=("QL201", "QL202"))]
+    monkeypatch.setattr(instance_methods, "left_unread", lambda *args: False)
+    assert [(d.code, d.range.start.row) for d in lint(src, select=("QL201", "QL202"))] == gated
+    assert bool(gated) is (body not in ("self.eval()", "self.train(False)"))

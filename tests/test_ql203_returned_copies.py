@@ -350,8 +350,8 @@ def calibrate(model, x, q):
     pair[0].eval()
 
 
-def maybe(model, x, q):
-    gm, _ = quantize_on(model, x, q, True)
+def maybe(model, x, q, flag):
+    gm, _ = quantize_on(model, x, q, flag)
     gm.eval()
 """
 
@@ -364,7 +364,8 @@ def _run(root, cache_dir, use_cache):
 def test_through_a_helper_of_another_module_alone_in_a_run_and_cached(tmp_path):
     root = package_repository(tmp_path / "repo", helpers=HELPERS_MODULE, main=MAIN)
     script, cache = root / "pkg" / "main.py", tmp_path / "cache"
-    # `quantize_on` hands the graph back uncopied on its other path.
+    # `quantize_on` hands the graph back uncopied on its other path, which `flag` does not rule
+    # out (a constant `True` would: `test_ql203_ruled_out_arms.py`).
     assert [(c, r) for c, r, _ in alone_and_in_run(script, root, ("QL203",), cache)] == [("QL203", 15)]
     assert _run(root, cache, True) == [("QL203", 15)]
     assert _run(root, cache, True) == [("QL203", 15)]  # answered from the cache

@@ -19,7 +19,12 @@ Such a call is left unread when a reading could not change what the walk follows
 - and it names nothing of the project a walk would read on: no method called on `self`, `cls`
   or `super()`, no attribute by the name of a method a class of its module defines
   (`other.freeze()`), no function, class or module-level value of its module, no project
-  import (by name or through its module).
+  import (by name or through its module);
+- and it reaches `self` only as `self.<attr>` (no dunder) or `return self`: `setattr(self,
+  "training", False)`, `getattr(self, name)()`, `self.__dict__[...]`, `nn.Module.eval(self)`
+  or `me = self` may switch a mode no word of the text names (stop 68: the walk follows none
+  of these as a switch yet, so a reading answers as the gate did; the gate no longer relies
+  on that).
 The method then switches, captures and hands on nothing, so its receiver and its arguments are
 what they were before the call, which is what the walk assumes of a call it does not read.
 
@@ -62,16 +67,26 @@ def left_unread(sem, call: ast.Call | None, origin, owner, method: ast.AST) -> b
 
 
 def _names_the_project(method: ast.AST, scope) -> bool:
-    """`method`'s text names something of the project a walk of it would read."""
+    """`method`'s text names something of the project a walk of it would read, or reaches
+    `self` in a way it does not spell out (`_reflective`)."""
     methods = _method_names(scope)
     nodes = walk(method)
     hints = _annotations(nodes)
+    plain: set[int] = set()  # the `self` of `self.<attr>` and of `return self`
     for node in nodes:
         if id(node) in hints:
             continue
         if isinstance(node, ast.Attribute):
             if node.attr in methods:
                 return True  # `other.freeze()`, `fn = self.freeze`: a method of the module's classes
+            if _own(node.value):
+                if node.attr.startswith("__"):
+                    return True  # `self.__dict__["training"] = False`, `self.__class__.eval(self)`
+                plain.add(id(node.value))
+        elif isinstance(node, ast.Return) and _own(node.value):
+            plain.add(id(node.value))
+        elif _reflective(node, plain):
+            return True
         elif isinstance(node, ast.Call):
             if isinstance(node.func, ast.Attribute) and _own(node.func.value):
                 return True  # `self.reset()`, `super().load(...)`: maybe a base's, of another module
@@ -83,6 +98,15 @@ def _names_the_project(method: ast.AST, scope) -> bool:
             if full is not None and full.partition(".")[0] not in LIBRARY_ROOTS:
                 return True  # a project import, or a module of the project (`helpers.settle`)
     return False
+
+
+def _reflective(node: ast.AST, plain: set[int]) -> bool:
+    """`self` (or `cls`) read other than as `self.<attr>` or `return self`: handed to a call
+    (`setattr(self, "training", False)`, `getattr(self, name)()`, `nn.Module.eval(self)`,
+    `vars(self)`), bound to another name or put in a container. Any of these may switch the
+    mode in a way no word of the text names; such a method is read, as any other is. (Nodes
+    come in `ast.walk`'s order, a parent before its children, so `plain` is complete for it.)"""
+    return type(node) is ast.Name and node.id in _OWN and type(node.ctx) is ast.Load and id(node) not in plain
 
 
 def _annotations(nodes: list[ast.AST]) -> set[int]:

@@ -188,6 +188,9 @@ class FunctionFlow:
     # Position in `returns` -> the graphs that return may be on some paths only, with the
     # conditions on this function's names they are under (`maybe_graphs.GraphPath`).
     return_graphs: dict[int, frozenset] = field(default_factory=dict)
+    # The same for each element of the tuple such a return builds, when some element holds a
+    # graph: a copying helper's callers read them (`arm_graphs`, `returned_copies`).
+    return_item_graphs: dict[int, tuple[frozenset, ...]] = field(default_factory=dict)
     # Every value it returns was allowed to switch modes (`allow_exported_model_train_eval`)
     # under no branch condition: its callers may switch what it returns.
     allowed_returns: bool = False

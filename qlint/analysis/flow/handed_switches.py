@@ -173,7 +173,7 @@ def _hand_where_graph(sem, node: ast.Call, switch: ParamSwitch, obj: Obj, expr, 
     """The switch meets `obj` at `node`: handed over on the paths reaching it that make `obj`
     an exported graph, if any."""
     walk = sem.walk
-    origins = reaching(graph_paths(obj, env, sem.made_graphs), walk.guards, walk.denied())
+    origins = reaching(graph_paths(obj, env, sem.made_graphs, held=sem.held_graphs), walk.guards, walk.denied())
     if origins:
         walk.flow.handed[id(node)] = HandedSwitch(node, walk.stmt_stack[-1], expr, origins, switch, on_path=True)
 

@@ -13,8 +13,8 @@ import ast
 import weakref
 from functools import partial
 
+from qlint.analysis.flow import arm_graphs, left_graphs
 from qlint.analysis.flow import decorator_registries as registries
-from qlint.analysis.flow import left_graphs
 from qlint.analysis.flow.class_calls import class_callee
 from qlint.analysis.flow.class_methods import method_of
 from qlint.analysis.flow.dead_branches import contradicted_at_call, open_ended
@@ -372,7 +372,7 @@ def apply(sem, node, callee: FunctionFlow, offset, receiver, args, kwargs, env: 
     switch_handed_parts(sem, node, callee, written, ruled_out, env)  # `make_train(model.bn)`
     # Only for a helper copying something (few): a closure costs its making at every call.
     origin_here = partial(in_caller, sem, node, callee, given, foreign, passed_here) if callee.copies else None
-    _unpack(sem, node, callee, translate, origin_here, env)
+    _unpack(sem, node, callee, translate, origin_here, written, env)
     if callee.return_parts:  # `return {"model": gm}`
         left_graphs.unpack_parts(sem, node, callee, translate, env)
     if callee.left_fields:  # `prepare_core(m)` storing a graph in `m.core`
@@ -383,9 +383,11 @@ def apply(sem, node, callee: FunctionFlow, offset, receiver, args, kwargs, env: 
     result = merge_values(results, env, node)
     if callee.copies:  # `return copy.deepcopy(gm)`, on every path or some
         params = callee.param_objs.values()
-        returned = [(e, obj) for e, obj in ends if obj is not None]
-        ours = zip(results, returned, strict=True)
-        copies = [(r, through_copies(v, e, r, params, origin_here)) for r, (e, v) in ours]
+        arms, caller = callee.return_graphs, sem.resolver
+        ruled = [arm_graphs.ruled_out(arms.get(i), callee, node, written, caller) for i in range(len(ends))]
+        returned = [(e, obj, r) for (e, obj), r in zip(ends, ruled, strict=True)]
+        ours = zip(results, [r for r in returned if r[1] is not None], strict=True)
+        copies = [(r, through_copies(v, e, r, params, origin_here, ruled)) for r, (e, v, ruled) in ours]
         if any(through for _, through in copies):
             carry(result, copies, env)
             sem.flow.copies = True  # and this function's returns may hand it on
@@ -407,6 +409,13 @@ def apply(sem, node, callee: FunctionFlow, offset, receiver, args, kwargs, env: 
     return result
 
 
+def _ruled_item(sem, node: ast.Call, callee: FunctionFlow, written: dict, index: int, position: int):
+    """The graphs element `position` of return `index` holds uncopied only on branches this
+    call rules out (`arm_graphs`)."""
+    items = callee.return_item_graphs.get(index)
+    return arm_graphs.ruled_out(items[position], callee, node, written, sem.resolver) if items else frozenset()
+
+
 def _allow_ruled_out(sem, node: ast.Call, callee: FunctionFlow, index: int, written: dict) -> bool:
     """The callee allows parameter `index` only under flags this call's arguments rule out
     (`def evaluate(m, is_graph=False): if is_graph: allow(m)` called as `evaluate(gm)`)."""
@@ -416,9 +425,10 @@ def _allow_ruled_out(sem, node: ast.Call, callee: FunctionFlow, index: int, writ
     )
 
 
-def _unpack(sem, node: ast.Call, callee: FunctionFlow, translate, origin_here, env: Env) -> None:
+def _unpack(sem, node: ast.Call, callee: FunctionFlow, translate, origin_here, written, env: Env) -> None:
     """`return model.eval(), inputs` on every path: each element in caller terms, for `a, b = f()`
-    (`origin_here`: one of the helper's origins in caller terms, for the copies it hands back)."""
+    (`origin_here`: one of the helper's origins in caller terms, for the copies it hands back;
+    `written`: the call's arguments, which may rule out the arm an element is the graph on)."""
     size = _items_of(callee)
     if not size:
         return
@@ -432,7 +442,9 @@ def _unpack(sem, node: ast.Call, callee: FunctionFlow, translate, origin_here, e
         objs = [translate(v, e) for e, v in values]
         copied = False
         if callee.copies:  # `return copy.deepcopy(gm), info`
-            copies = [(o, through_copies(v, e, o, params, origin_here)) for o, (e, v) in zip(objs, values, strict=True)]
+            ruled = [_ruled_item(sem, node, callee, written, i, position) for i in range(len(values))]
+            ours = zip(objs, values, ruled, strict=True)
+            copies = [(o, through_copies(v, e, o, params, origin_here, r)) for o, (e, v), r in ours]
             copied = any(through for _, through in copies)
         if len(set(objs)) == 1:
             item = objs[0]

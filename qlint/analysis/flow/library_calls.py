@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.caught_errors import catches
+from qlint.analysis.flow import arm_graphs
 from qlint.analysis.flow.function_flows import ModeSwitch, Sink
 from qlint.analysis.flow.init_parts import refresh
 from qlint.analysis.flow.maybe_graphs import graph_paths, reaching, tests_type
@@ -176,21 +177,26 @@ def method_call(sem, node: ast.Call, attr: str, receiver: Obj, env: Env):
             seen = sem.switch_index[id(node)] = ModeSwitch(node, node.func.value, mode, frozenset(), False, guard)
             sem.flow.switches.append(seen)
         copies = env.partly_copied.get(receiver) if env.partly_copied else None
+        # A copy's `eval`/`train` are the plain module's again: they raise nothing.
+        other = receiver in env.copied or EXPECTS_ERROR in sem.walk.contexts
+        if sem.held_graphs and (arms := sem.held_graphs.get(receiver)):
+            # `e = m if is_qat else copy.deepcopy(m)`, then `if not is_qat: e.eval()`: the copy.
+            unreached = arm_graphs.unreached(arms, sem.walk.guards)
+            copies = (copies or frozenset()) | unreached
+            other = other or (bool(unreached) and unreached >= receiver.origins)
         if copies or seen.copies:
             kept = (seen.origins - seen.copies) | (receiver.origins - (copies or frozenset()))
             seen.copies = (seen.origins | receiver.origins) - kept
         seen.origins |= receiver.origins
         if EXPECTS_ERROR not in sem.walk.contexts:
             seen.held |= sem.containers.live(receiver, env)
-        # A copy's `eval`/`train` are the plain module's again: they raise nothing.
-        other = receiver in env.copied or EXPECTS_ERROR in sem.walk.contexts
         if other or receiver in env.patched:
             under = frozenset() if other else sem.allow_guards.get(receiver, frozenset())
             # Seen patched twice (a loop body) under different branches: take it as always.
             seen.allowed_under = under if not seen.patched or seen.allowed_under == under else frozenset()
             seen.patched = True
         if not other and receiver not in env.patched and "try" not in sem.walk.contexts:
-            paths = graph_paths(receiver, env, sem.made_graphs)
+            paths = graph_paths(receiver, env, sem.made_graphs, held=sem.held_graphs)
             if paths and not tests_type(sem.walk.func, node.func.value):
                 seen.maybe |= reaching(paths, sem.walk.guards, sem.walk.denied())
         if not other and receiver not in env.patched and seen.absent_allow is None:

@@ -23,11 +23,13 @@ from qlint.analysis.node_memo import kept_on_node
 
 # (graph origin, the conditions on a path where the value is that graph)
 GraphPath = tuple[Origin, frozenset]
+_ALWAYS = (frozenset(),)
 
 
-def graph_paths(obj: Obj | None, env: Env, made: dict, whole: bool = False) -> frozenset[GraphPath]:
+def graph_paths(obj: Obj | None, env: Env, made: dict, whole: bool = False, held=None) -> frozenset[GraphPath]:
     """The graphs `obj` may be, each with the conditions it is that graph under (`made`: graph
-    origin -> the guards of the paths it was made or handed back on); none for an allowed or a
+    origin -> the guards of the paths it was made or handed back on; `held`: value -> graph
+    origin -> the conditions of the arms that chose it, `arm_graphs`); none for an allowed or a
     copied value, nor, unless `whole`, for one that is a graph on every path (QL203 reads those
     switches already; a helper's return under a branch is asked `whole`), nor for a graph it
     holds only through copies (`Env.partly_copied`: a copy's switch raises nothing). A graph
@@ -35,6 +37,15 @@ def graph_paths(obj: Obj | None, env: Env, made: dict, whole: bool = False) -> f
     to be feasible."""
     if obj is None or obj in env.patched or obj in env.copied or (obj.is_graph and not whole):
         return frozenset()
+    arms = held.get(obj) if held else None
+    if arms is not None:  # `m if is_qat else copy.deepcopy(m)`: the graph under `is_qat` alone
+        return frozenset(
+            (o, g | a)
+            for o in uncopied(obj, env)
+            if o.kind in GRAPH_KINDS
+            for g in made.get(o, ())
+            for a in arms.get(o, _ALWAYS)  # (one no arm held uncopied then: as anywhere)
+        )
     return frozenset((o, g) for o in uncopied(obj, env) if o.kind in GRAPH_KINDS for g in made.get(o, ()))
 
 

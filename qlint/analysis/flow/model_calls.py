@@ -106,6 +106,8 @@ class CallSemantics:
         # Graph origin -> the guards of the paths it was made (or a helper handed it back) on
         # here, in this function's terms (`maybe_graphs`).
         self.made_graphs: dict[Origin, set] = {}
+        # Value -> graph origin -> the conditions of the arms that chose it (`arm_graphs`).
+        self.held_graphs: dict[Obj, dict[Origin, frozenset]] = {}
         # An engine a library built around a model -> (its attribute holding it, the model).
         self.engines: dict[Obj, tuple[str, Obj]] = {}
 

@@ -11,6 +11,7 @@ import ast
 import itertools
 
 from qlint.analysis.flow import (
+    arm_graphs,
     built_items,
     comprehension_loops,
     indexed_items,
@@ -229,10 +230,19 @@ class Interpreter:
                 if type(value) is ast.Dict or (type(value) is _NAME and self.parts.roots):
                     # `return {"model": gm}`: read back by the caller as `out["model"]`
                     left_graphs.return_parts(self.flow, self.parts.roots, self.containers.literals, value, env)
-            paths = graph_paths(obj, env, self.calls.made_graphs, whole=True)
+            made, held = self.calls.made_graphs, self.calls.held_graphs
+            paths = graph_paths(obj, env, made, whole=True, held=held)
             if paths:
                 here = frozenset(self.guards)
                 self.flow.return_graphs[len(self.flow.returns)] = frozenset((o, g | here) for o, g in paths)
+            if obj is None and made:  # `return export_model, m`: for a copying helper's callers (`returned_copies`)
+                items = self.flow.return_items.get(len(self.flow.returns), ())
+                found = [graph_paths(v, env, made, whole=True, held=held) for v in items]
+                if any(found):
+                    here = frozenset(self.guards)
+                    self.flow.return_item_graphs[len(self.flow.returns)] = tuple(
+                        frozenset((o, g | here) for o, g in p) for p in found
+                    )
             self.flow.returns.append((env, obj))
             return None
         elif cls is ast.Raise:
@@ -284,10 +294,16 @@ class Interpreter:
                 # `out = f()` with `return {"model": gm}` or `return gm, info`: `out["model"]`, `out[0]`
                 left_graphs.bound_parts(self.calls, self.parts, target.id, value, items, env)
 
+    def known_truth(self, test: ast.expr, env: Env) -> bool | None:
+        """The truth of a test this body decides: a constant flag (`dead_branches`), or an
+        `isinstance(gm, torch.fx.GraphModule)` on a name holding a graph."""
+        truth = self.flags.truth(test)
+        if truth is None:
+            truth = graph_instance_truth(test, lambda n: _holds_graph(env, n), self.resolver)
+        return truth
+
     def branch(self, s: ast.If, env: Env) -> Env | None:
-        truth = self.flags.truth(s.test)
-        if truth is None:  # `if isinstance(gm, torch.fx.GraphModule):` on a name holding a graph
-            truth = graph_instance_truth(s.test, lambda n: _holds_graph(env, n), self.resolver)
+        truth = self.known_truth(s.test, env)
         if truth is not None:  # the other arm cannot run: nothing it does counts
             self.expr(s.test, env)
             return self.block(s.body if truth else s.orelse, env)
@@ -298,7 +314,7 @@ class Interpreter:
             ends.append(out is None)
             return out, None
 
-        out, _ = self.fork(s.test, [lambda e, b=b: arm(e, b) for b in (s.body, s.orelse)], env, s)
+        out, _, _ = self.fork(s.test, [lambda e, b=b: arm(e, b) for b in (s.body, s.orelse)], env, s)
         condition = self.condition(s.test)
         if condition is not None and out is not None and ends.count(True) == 1:
             # One arm returns (raises, breaks, continues): what follows runs under the other's
@@ -322,7 +338,7 @@ class Interpreter:
         # under their negated conjunction, which no guard says (IPEX's trainer optimises under
         # `use_ipex and not int8` and captures under `inductor and not training` + `int8`).
         conjuncts = _conjuncts(test, self.resolver.local) if condition is None else []
-        outs, values = [], []
+        outs, values, pushes = [], [], []
         for run, polarity in zip(arms, (True, False), strict=True):
             if condition is not None:
                 pushed = [(condition[0], condition[1] == polarity)]
@@ -335,13 +351,22 @@ class Interpreter:
                 del self.guards[len(self.guards) - len(pushed) :]
             outs.append(out)
             values.append(value)
+            pushes.append(pushed)
         if env.unread and all(o is not None for o in outs):
             fill_unread(outs, env.unread)  # before the tags: the arm that never read it differs too
         if condition is not None and all(o is not None for o in outs):
             _tag(outs[0], outs[1], condition)
         elif conjuncts and all(o is not None for o in outs):
             _tag_first(outs[0], outs[1], conjuncts)
-        return join(outs, anchor), values
+        joined = join(outs, anchor)
+        made = self.calls.made_graphs  # a graph made here: the arms' conditions go with it (`arm_graphs`)
+        if not made:
+            return joined, values, None
+        guards = [frozenset(pushed) for pushed in pushes]
+        if any(guards) and type(anchor) is not ast.IfExp:  # `if c: e = gm` / `else: e = model`
+            arm_graphs.arm_names(self.calls.held_graphs, made, joined, outs, guards, anchor)
+        # Each arm's value with its end and conditions, for `a if c else b` (`arm_graphs`).
+        return joined, values, list(zip(values, outs, guards, strict=True))
 
     def loop(self, s, env: Env) -> Env | None:
         items = self.expr(s.test if isinstance(s, ast.While) else s.iter, env)
@@ -533,12 +558,19 @@ class Interpreter:
         if cls is ast.Await:
             return self.expr(e.value, env)
         if cls is ast.IfExp:
+            truth = self.known_truth(e.test, env)
+            if truth is not None:  # `m if False else copy.deepcopy(m)`: the other arm cannot run
+                self.expr(e.test, env)
+                return self.expr(e.body if truth else e.orelse, env)
             arms = [lambda branch, x=x: (branch, self.expr(x, branch)) for x in (e.body, e.orelse)]
-            merged, values = self.fork(e.test, arms, env, e)
+            merged, values, chosen = self.fork(e.test, arms, env, e)
             env.vars, env.modes, env.patched, env.copied = merged.vars, merged.modes, merged.patched, merged.copied
             env.partly_copied = merged.partly_copied
             values = [v for v in values if v is not None]
-            return merge_values(values, env, e) if values else None
+            obj = merge_values(values, env, e) if values else None
+            if chosen is not None and obj is not None and obj.anchor is e:  # `m if is_qat else copy.deepcopy(m)`
+                arm_graphs.note_arms(self.calls.held_graphs, self.calls.made_graphs, obj, chosen)
+            return obj
         # The expressions under anything else (`a + b`, `x < y`, f-strings), in
         # `ast.iter_child_nodes` order, read from the fields that can hold them.
         for field_name in _CHILD_FIELDS.get(cls) or child_fields(cls):

@@ -25,16 +25,21 @@ from qlint.value_classes import replace
 _NONE: frozenset[Origin] = frozenset()
 
 
-def through_copies(value: Obj, end: Env, obj: Obj, params, here: Callable) -> frozenset[Origin]:
+def through_copies(
+    value: Obj, end: Env, obj: Obj, params, here: Callable, ruled: frozenset[Origin] = _NONE
+) -> frozenset[Origin]:
     """The origins of `obj` (what the helper's `value` at its end `end` is to the caller) it
     holds there only through copies the helper made; `params`: the helper's parameters' own
     values (handed back as the caller's argument, which keeps the caller's facts); `here`:
-    one origin of the helper's in the caller's terms (`translate`'s)."""
-    if not end.copied and not end.partly_copied:
+    one origin of the helper's in the caller's terms (`translate`'s); `ruled`: the helper's
+    graphs `value` holds uncopied only on branches the call rules out (`arm_graphs.ruled_out`:
+    `m if is_qat else copy.deepcopy(m)` called with `is_qat=False`), which it does not hand
+    back uncopied here."""
+    if not end.copied and not end.partly_copied and not ruled:
         return _NONE  # most ends: no copy made on the path
     if value in end.copied:
         return _NONE if value in params else obj.origins
-    part = end.partly_copied.get(value)
+    part = end.partly_copied.get(value, _NONE) | ruled if ruled else end.partly_copied.get(value)
     if not part or value in params:
         return _NONE
     copied: set[Origin] = set()
