@@ -30,6 +30,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from qlint import __version__
+from qlint.analysis.identifier_text import normalised
 from qlint.analysis.text_needles import holds_any
 from qlint.rules.base import EngineReport, FixAvailability, Rule, Severity, imported_trigger, skips_by_name
 from qlint.rules.builtin import BUILTIN
@@ -191,6 +192,7 @@ def _facts_of(cls: type[Rule]) -> RuleFacts:
         cls.import_trigger,
         cls.text_trigger,
         tuple(cls.skipped_modules),
+        bool(cls.identifier_triggers),
     )
 
 
@@ -206,6 +208,7 @@ class DeferredRule:
         self.import_trigger = facts.import_trigger
         self.text_trigger = facts.text_trigger
         self.skipped_modules = facts.skipped_modules
+        self.identifier_triggers = facts.identifier_triggers
         self.preview = facts.preview
         self.engine_report = EngineReport[facts.engine_report] if facts.engine_report else None
         self._options = options
@@ -222,6 +225,8 @@ class DeferredRule:
         return self._rule
 
     def triggered_by(self, text: str) -> bool:
+        if self.identifier_triggers:
+            text = normalised(text)  # each step of the rule's triggers reads identifiers so (NFKC)
         # `holds_any`: the import triggers asked next search the same needles again.
         if self.triggers and not holds_any(text, self.triggers):
             return False
@@ -232,6 +237,8 @@ class DeferredRule:
     def triggered_through_imports(self, text: str, path: str, project: Any) -> bool:
         # Asked of most files: the trigger's module is imported, not the rule's. It answers for
         # the rule's default options; a rule given options answers itself (QL101's sinks).
+        if self.identifier_triggers:
+            text = normalised(text)  # `import pkg.graph_utils as gu` in fullwidth binds `gu`
         if self._rule is None and self.import_trigger and not self._options:
             return imported_trigger(self.import_trigger)(text, path, project)
         return self.rule.triggered_through_imports(text, path, project)

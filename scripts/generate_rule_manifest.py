@@ -55,6 +55,8 @@ def render() -> str:
         if cls.skipped_modules:
             skipped = ", ".join(map(_q, cls.skipped_modules)) + ("," if len(cls.skipped_modules) == 1 else "")
             lines.append(f"        skipped_modules=({skipped}),\n")
+        if cls.identifier_triggers:
+            lines.append("        identifier_triggers=True,\n")
         lines.append("    ),\n")
     lines.append("}\n")
     return "".join(lines)

@@ -12,6 +12,7 @@ import os
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Protocol
 
+from qlint.analysis.identifier_text import normalised
 from qlint.analysis.names.scope import ModuleScope
 from qlint.diagnostic import Diagnostic, Fix, Range, RelatedInfo
 from qlint.evidence import Evidence
@@ -49,6 +50,18 @@ class FileContext:
         kept = previous.scope_for(os.path.abspath(self.path), self.tree) if previous is not None else None
         return kept if kept is not None else ModuleScope.build(self.tree, self.module, self.path)
 
+    @cached_property
+    def words(self) -> str:
+        """The text as Python reads its identifiers (`identifier_text`: NFKC), which the row
+        searches read (`lines_containing`): `graph.call_function(...)` with a fullwidth `c` is
+        a row of `call_function`. The text itself when NFKC leaves it alone (nearly every text)."""
+        return normalised(self.text)
+
+    @cached_property
+    def word_lines(self) -> LineIndex:
+        """`lines` of `words` (the same rows): what a search of `words` reads a row in."""
+        return self.lines if self.words is self.text else LineIndex(self.words)
+
     def release(self) -> None:
         """Drop what the analyses kept on the context once the check is over. Several of them
         hold the context they were built from (the context's cache holds them back), a cycle
@@ -56,18 +69,22 @@ class FileContext:
         on a 4,300-line module that collection took a fifth of the next check. Without the
         cycle everything goes by reference counting the moment the check returns."""
         self.cache.clear()
-        self.__dict__.pop("scope", None)
+        for name in ("scope", "words", "word_lines"):
+            self.__dict__.pop(name, None)
 
     def lines_containing(self, *needles: str) -> frozenset[int]:
-        """Rows on which any of the substrings occurs: rules walk expressions only there."""
+        """Rows on which any of the substrings occurs, in the text as Python reads identifiers
+        (`words`): rules walk expressions only there."""
         key = ("lines", needles)
         if key not in self.cache:
             rows = set()
+            text = self.words
+            position = self.word_lines.position
             for needle in needles:
-                start = self.text.find(needle)
+                start = text.find(needle)
                 while start != -1:
-                    rows.add(self.lines.position(start).row)
-                    start = self.text.find(needle, start + 1)
+                    rows.add(position(start).row)
+                    start = text.find(needle, start + 1)
             self.cache[key] = frozenset(rows)
         return self.cache[key]
 

@@ -42,6 +42,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 
 from qlint.analysis import tree_snapshot
+from qlint.analysis.identifier_text import normalised_bytes
 from qlint.analysis.project_files import Listing, disk_files, links_out
 from qlint.analysis.racy_stats import RACY_NS
 from qlint.analysis.tree_snapshot import Snapshot, StatsOf
@@ -278,7 +279,7 @@ def _holds_sink(path: str) -> bool:
     name a sink, which the marker of a root with no index must follow."""
     try:
         with open(path, "rb") as fh:
-            data = fh.read()
+            data = normalised_bytes(fh.read())  # as the index reads it (`wrapper_reads`)
     except OSError:
         return True
     return any(needle in data for needle in (*SINK_NEEDLES, *QL101_NEEDLES))

@@ -93,6 +93,10 @@ class Rule:
     # rule's import trigger in those modules without importing the rule (QL102's search for
     # wrappers cost ~0.6 s of a cold run over torch, in the compiler modules it then skipped).
     skipped_modules: ClassVar[tuple[str, ...]] = ()
+    # The triggers are identifiers, and the text triggers read identifiers: both are asked
+    # of the text as Python reads them (NFKC, `identifier_text`), where `graph.call_function`
+    # in fullwidth letters calls `call_function` (QL101, QL102). The triggers of other rules read the raw text.
+    identifier_triggers: ClassVar[bool] = False
     # Option name -> default value. Config validates types against the defaults and,
     # where given, against `option_choices`.
     options: ClassVar[dict[str, Any]] = {}
@@ -108,10 +112,12 @@ class Rule:
         raise NotImplementedError
 
     def triggered_by(self, text: str) -> bool:
+        """Asked of the text as the registry reads it (`identifier_triggers`: NFKC)."""
         return not self.triggers or holds_any(text, self.triggers)  # the registry asked them already
 
     def triggered_through_imports(self, text: str, path: str, project: Any) -> bool:
-        """For a file `triggered_by` turned away: what `import_trigger` says."""
+        """For a file `triggered_by` turned away: what `import_trigger` says (asked as
+        `triggered_by` is)."""
         return imported_trigger(self.import_trigger)(text, path, project) if self.import_trigger else False
 
     def skips_module(self, module: str | None) -> bool:

@@ -35,6 +35,7 @@ MANIFEST: dict[str, RuleFacts] = {
         ),
         import_trigger="qlint.analysis.graphs.sinks:matches_through_imports",
         text_trigger="qlint.analysis.graphs.sinks:may_hold_matcher",
+        identifier_triggers=True,
     ),
     "qlint.rules.ql102_packet_insertion:PacketInsertion": RuleFacts(
         "QL102",
@@ -45,6 +46,7 @@ MANIFEST: dict[str, RuleFacts] = {
         import_trigger="qlint.analysis.graphs.wrapper_index:inserts_through_imports",
         text_trigger="qlint.analysis.graphs.insertions:may_insert_packet",
         skipped_modules=("torch._inductor.", "torch._dynamo.", "torch._functorch."),
+        identifier_triggers=True,
     ),
     "qlint.rules.ql103_weight_quantize_matcher_after_fold:WeightQuantizeMatcherAfterFold": RuleFacts(
         "QL103",

@@ -47,7 +47,7 @@ def inserted_ops(ctx: FileContext) -> list[tuple[OpRef, ast.expr]]:
         Resolver(ctx.scope, ctx.project, ctx.optable),
         called_in(ctx),
         index_for(ctx.path, ctx.project),
-        ctx.text,
+        ctx.words,
     )
     lines = _inserting_rows(ctx) | target_store_rows(ctx)
     if names:
@@ -117,7 +117,7 @@ _INSERTING = lazy(r"(?:\.|^)\s*(?:call_function|create_node)\b")
 
 
 def _inserting_rows(ctx: FileContext) -> frozenset[int]:
-    line = ctx.lines.line
+    line = ctx.word_lines.line  # the rows `lines_containing` found, as it read them
     return frozenset(r for r in ctx.lines_containing(*NEEDLES) if _INSERTING.search(line(r)))
 
 

@@ -69,6 +69,7 @@ class PacketMatcher(Rule):
     runtime_check = "qlint.runtime.checks.ql101"
     evidence_type = OpEvidence
     triggers = TRIGGERS
+    identifier_triggers = True  # `n.target` in fullwidth letters is `n.target`
     # A file that matches only through a helper imported from another module of the project
     # (`check_nodes(gm, expected_node_occurrence=...)`) holds no target row and no sink.
     import_trigger = "qlint.analysis.graphs.sinks:matches_through_imports"
@@ -122,7 +123,7 @@ class PacketMatcher(Rule):
             Resolver(ctx.scope, ctx.project, ctx.optable),
             called_in(ctx),
             sink_index_for(ctx.path, ctx.project, sinks),
-            ctx.text,
+            ctx.words,
         )
         base_lines = target_rows(ctx) | ctx.lines_containing(*self.needles, *helpers)
         # Ops the module's classes give attributes a base class's method sinks: matched in
@@ -140,7 +141,7 @@ class PacketMatcher(Rule):
         found: dict[tuple, list[tuple[Diagnostic, Body, int, ast.expr]]] = {}
         aten_overloads = False  # whether the module compares node targets with an ATen overload
         rows = sorted(base_lines.union(use.lineno for uses in inherited.values() for use, _, _ in uses))
-        packet_lookups = "overloadpacket" in ctx.text  # once: a body may look a table up by it
+        packet_lookups = "overloadpacket" in ctx.words  # once: a body may look a table up by it
         for body in bodies(ctx.tree, ctx.scope, ctx.cache):
             if body.node is not ctx.tree and not spans_any(body.node, rows):
                 # Every matcher of a body sits on a row of the base lines (a local bound to
@@ -226,7 +227,7 @@ class PacketMatcher(Rule):
             for key, (diag, body, row, use) in found.items():
                 if (
                     _fresh_packets(ctx, key[2])
-                    and "add_dont_constant_fold" not in ctx.lines.line(row)  # Inductor's graphs
+                    and "add_dont_constant_fold" not in ctx.word_lines.line(row)  # Inductor's graphs
                     and not sees_overloads(ctx, body, row)
                 ):
                     # The installed torchao inserts this op as a packet: right on graphs
@@ -424,7 +425,7 @@ def _compare(
 
 def _packet_typed(ctx: FileContext, body: Body, node: ast.Compare, target: ast.expr, resolver: Resolver) -> bool:
     """Whether the comparison runs only after `isinstance(target, OpOverloadPacket)` held."""
-    if "OpOverloadPacket" not in ctx.text:
+    if "OpOverloadPacket" not in ctx.words:
         return False
     from qlint.analysis.graphs.packet_typed_targets import compared_as_packet
 

@@ -37,6 +37,7 @@ class PacketInsertion(Rule):
     evidence_type = OpEvidence
     # Necessary substrings only; `triggered_by` decides (the attribute may be split across rows).
     triggers = ("call_function", "create_node", "target", "replace_pattern")
+    identifier_triggers = True  # `graph.call_function(...)` in fullwidth calls it
     # A file that inserts only through the project's own wrapper, imported from another module
     # (`insert_op(gm.graph, aten.relu, args)`), holds none of them.
     import_trigger = "qlint.analysis.graphs.wrapper_index:inserts_through_imports"
@@ -91,7 +92,7 @@ def _rewrite_insertions(rule: PacketInsertion, ctx: FileContext) -> Iterator[Dia
     graphs, which accept packets."""
     from qlint.analysis.graphs.pattern_replacements import packets_among_overloads, rewrites_spelled
 
-    if not rewrites_spelled(ctx.text):
+    if not rewrites_spelled(ctx.words):
         return
     found = packets_among_overloads(ctx)
     if not found or packet_graph_context(ctx) == COMPILER_INTERNAL:
@@ -182,7 +183,7 @@ def _left_alone(ctx: FileContext, ref: OpRef, node: ast.expr, refs: list[OpRef])
         return True  # the project's own trace, handed through its own passes, run by itself
     if inserted_under_dynamo_meta(inner, node):
         return True  # only into Dynamo's graph (its `grapharg` meta): traced to overloads first
-    if "_param_name_to_source" in ctx.text and inserted_after_dynamo_attribute(inner, node):
+    if "_param_name_to_source" in ctx.words and inserted_after_dynamo_attribute(inner, node):
         return True  # only into Dynamo's graph (read its `_param_name_to_source` first): as above
     return never_runs(ctx, node.lineno)  # a private function nothing calls: no graph gets the node
 
@@ -191,7 +192,7 @@ def _verified_program(ctx: FileContext, node: ast.expr) -> bool:
     """The pass also edits an exported program, whose verifier rejects the packet whatever the
     project's own code keys on (`packet_distinguishers` names it). A module that does not spell
     `ExportPass` holds no such pass, and the verdict's module is not imported for it."""
-    if "ExportPass" not in ctx.text:
+    if "ExportPass" not in ctx.words:
         return False
     from qlint.rules.packet_distinguishers import exported_program_pass
 
@@ -222,7 +223,7 @@ def _own_op_checked_here(ctx: FileContext, ref: OpRef, found: list[tuple[OpRef, 
     from qlint.rules.packet_consumers import packet_spellings
 
     inserted = sum(1 for r, _ in found if r.key == ref.key)
-    return packet_spellings(ref, ctx.text) > inserted
+    return packet_spellings(ref, ctx.words) > inserted
 
 
 def _into_renamed_graph(ctx: FileContext, ref: OpRef, node: ast.expr) -> bool:

@@ -25,3 +25,5 @@ class RuleFacts(NamedTuple):
     # The rule's `skipped_modules`: prefixes of the dotted names of modules it never checks,
     # read before its import trigger is asked (which would be asked for nothing there).
     skipped_modules: tuple[str, ...] = ()
+    # The rule's `identifier_triggers`: its triggers are asked of the text in NFKC.
+    identifier_triggers: bool = False

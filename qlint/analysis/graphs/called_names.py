@@ -20,11 +20,11 @@ from __future__ import annotations
 import collections
 import functools
 import re
-import unicodedata
 from collections.abc import Callable, Iterator
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs.word_trie import alternation
+from qlint.analysis.identifier_text import normalised
 from qlint.lazy_patterns import lazy
 
 _WORD = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
@@ -129,19 +129,6 @@ def _attribute_pattern(names: frozenset[str]) -> re.Pattern[str]:
     # ASCII identifier (a letter outside ASCII after it: a longer name, taken for it all the same).
     after_dot = r"\.(?:[ \t\f\r\n\\]|#[^\n]*(?![^\n]))*"
     return re.compile(after_dot + "(?:" + (alternation(sorted(names)) or "(?!)") + ")(?![A-Za-z0-9_])")
-
-
-def normalised(text: str) -> str:
-    """The text as the parser reads identifiers (NFKC), once per text (asked per import)."""
-    global _NFKC
-    if text.isascii():
-        return text
-    if _NFKC is None or _NFKC[0] is not text:
-        _NFKC = (text, unicodedata.normalize("NFKC", text))
-    return _NFKC[1]
-
-
-_NFKC: tuple[str, str] | None = None
 
 
 def _call_at(text: str, i: int) -> bool:

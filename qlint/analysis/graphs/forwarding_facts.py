@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from qlint.analysis.graphs.receivers import constructed_class
+from qlint.analysis.identifier_text import normalised
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import ClassScope, ModuleScope, function_assigns, parameter_args
 from qlint.value_classes import value_class
@@ -107,7 +108,9 @@ class ForwardingFact:  # a SummaryFact
         self._calls = calls
 
     def compute(self, tree: ast.Module, scope: ModuleScope, text: str) -> Any:
-        if self._gated and not any(n in text for n in self._needles):
+        # The needles are identifiers: read as Python reads them (`g.call_function(op)` in
+        # fullwidth letters inserts too).
+        if self._gated and not any(n in normalised(text) for n in self._needles):
             return None
         functions = {name: self._function(f, scope, None) for name, f in scope.functions.items()}
         classes = {

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from qlint.analysis.graphs import file_keys
 from qlint.analysis.graphs.called_names import attributes_called
+from qlint.analysis.identifier_text import normalised
 from qlint.analysis.names.modules import module_name_for
 from qlint.analysis.names.text_imports import text_imports
 from qlint.lazy_patterns import lazy
@@ -61,8 +62,15 @@ def _per_content(memo: dict, limit: int, project, path: str, work: Callable[[str
     if found is None or found[0] != key:
         if len(memo) > limit:
             memo.clear()
-        found = memo[slot] = (key, work(project.text(path) or ""))
+        found = memo[slot] = (key, work(searched_text(project, path)))
     return found[1]
+
+
+def searched_text(project, path: str) -> str:
+    """A module's text as Python reads its identifiers (`identifier_text`), which the helper
+    search reads: `def insert_op(graph, op)` defines `insert_op` and `graph.call_function(op)`
+    inserts, each also with fullwidth letters."""
+    return normalised(project.text(path) or "")
 
 
 def _no_sites(masked: str) -> list:
@@ -130,8 +138,7 @@ def mentions(project, path: str, kind: str, holds_sink: Callable[[str], bool]) -
     if found is None or found[0] != key:
         if len(_TEXTS) > 50_000:
             _TEXTS.clear()
-        text = project.text(path) or ""
-        found = _TEXTS[(path, kind)] = (key, holds_sink(text))
+        found = _TEXTS[(path, kind)] = (key, holds_sink(searched_text(project, path)))
     return found[1]
 
 

@@ -37,7 +37,7 @@ def _rows(ctx: FileContext, pattern: re.Pattern) -> frozenset[int]:
     if key not in ctx.cache:
         # The substring search is shared with every rule asking for "target"; the pattern
         # only runs on those rows.
-        line = ctx.lines.line
+        line = ctx.word_lines.line  # the rows `lines_containing` found, as it read them
         ctx.cache[key] = frozenset(r for r in ctx.lines_containing("target") if pattern.search(line(r)))
     return ctx.cache[key]
 

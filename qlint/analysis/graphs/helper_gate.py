@@ -27,9 +27,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from qlint.analysis.graphs.called_names import attribute_pattern, may_call, may_call_attribute, normalised
+from qlint.analysis.graphs.called_names import attribute_pattern, may_call, may_call_attribute
 from qlint.analysis.graphs.dotted_heads import reaches_from_imports
 from qlint.analysis.graphs.forwarding_texts import of_torch
+from qlint.analysis.identifier_text import normalised
 from qlint.analysis.names.text_imports import class_bases_by_head
 
 

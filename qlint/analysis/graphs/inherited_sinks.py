@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from qlint.analysis.graphs.fx_targets import is_target_attr
+from qlint.analysis.identifier_text import normalised
 from qlint.analysis.names.resolver import dotted_parts
 from qlint.analysis.names.scope import ClassScope, ModuleScope, function_assigns, parameter_args
 from qlint.analysis.tree_walk import own_nodes
@@ -73,6 +74,7 @@ class InheritedSinksFact:  # a SummaryFact
         self._needles = needles
 
     def compute(self, tree: ast.Module, scope: ModuleScope, text: str) -> Any:
+        text = normalised(text)  # identifiers, as Python reads them
         sinks = "target" in text or any(n in text for n in self._needles)
         return {name: class_entry(cls, self._direct if sinks else None) for name, cls in scope.classes.items()}
 

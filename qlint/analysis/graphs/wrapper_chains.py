@@ -10,7 +10,14 @@ from __future__ import annotations
 
 from qlint.analysis.graphs.called_names import attributes_called, may_call
 from qlint.analysis.graphs.forwarding_memos import IMPORTED, LINKS_OF, PASSING
-from qlint.analysis.graphs.forwarding_texts import is_torch, mentions, module_text, module_wrappers, text_names
+from qlint.analysis.graphs.forwarding_texts import (
+    is_torch,
+    mentions,
+    module_text,
+    module_wrappers,
+    searched_text,
+    text_names,
+)
 from qlint.analysis.graphs.helper_lookup import MAX_DEPTH
 from qlint.analysis.graphs.mixin_sinks import MIXIN_ROUNDS
 from qlint.analysis.names.modules import module_name_for
@@ -107,7 +114,7 @@ def _links_of(fw, project, path: str) -> tuple[bool, tuple[tuple[str, str, str],
     further: list[tuple[str, str, str]] = []  # (module, name there, name as called here)
     adjacent = False
     try:
-        text = project.text(path) or ""
+        text = searched_text(project, path)
         memo: dict[str, bool] = {}
         # QL101's sink helpers: a TestCase mixin may hold them only through a class it
         # subclasses, of a module naming the sink (`_base_links`).
@@ -177,7 +184,7 @@ def _mixed_in_by(fw, project, path: str, name: str, full: str, bases: list[tuple
         return True
     if further <= 0:
         return False
-    text = project.text(found[0]) or ""
+    text = searched_text(project, found[0])
     heads = _base_links(fw, text)
     return any(
         _mixed_in_by(fw, project, found[0], base_name, base_full, heads[base_name], further - 1)

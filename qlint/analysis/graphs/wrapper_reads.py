@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from qlint.analysis import wrapper_record
 from qlint.analysis.graphs.insertions import calls_inserting
+from qlint.analysis.identifier_text import normalised_bytes
 from qlint.analysis.names.modules import module_stem
 from qlint.analysis.names.project_words import words_of
 from qlint.lazy_patterns import lazy
@@ -147,7 +148,7 @@ class Reads:
             try:
                 st = os.stat(path)
                 with open(path, "rb") as fh:
-                    data = fh.read()
+                    data = normalised_bytes(fh.read())  # as Python reads identifiers (`identifier_text`)
             except OSError:
                 stats[path] = None
                 continue
@@ -290,7 +291,7 @@ class _Chains:
                 matched = self._matched.get(i)
                 if matched is None:
                     with open(path, "rb") as fh:
-                        data = fh.read()
+                        data = normalised_bytes(fh.read())  # as `Reads.read` reads it
                     matched = (data, words_of(data))
                 text = decode_source(matched[0]) if _names_any(matched, names, methods or {}) else None
             except (OSError, DecodeError):

@@ -1,0 +1,80 @@
+"""A text as Python reads its identifiers: NFKC-normalised (PEP 3131), so `gu.insert_op`
+spelled with fullwidth letters names `gu.insert_op`, and `graph.call_function(...)` so spelled
+calls `call_function`. `ast` gives the normalised names; a rule's text searches (its
+triggers, the rows it walks, the names a module imports) read this text to agree with it.
+
+NFKC maps no character onto a line break, nor any line break onto another character, and
+composes none with one: the normalised text has the raw text's rows, row for row (columns
+differ where a character maps onto several, `…` onto `...`; positions are read in the raw
+text, from the tree). Most texts are ASCII, which NFKC leaves alone: `str.isascii` is O(1),
+and so is their answer. Nearly every other text is left alone too (an accent, a dash, a
+quote), and is returned itself: NFKC is asked of its characters outside ASCII only
+(`_changes`), which are few, not of the whole text (the wrapper index's child read
+ExecuTorch's 380 such files twice, whole: +0.66% of the run's instructions).
+"""
+
+from __future__ import annotations
+
+import re
+
+_ASCII = bytes(range(128))
+# The marks NFKC composes with a letter or sign of ASCII before them (`e` and U+0301 make
+# `é`): all of them, as worked out over every character, lie in this block.
+_COMPOSES_WITH_ASCII = re.compile("[\u0300-\u036f]")
+
+
+def normalised(text: str) -> str:
+    """The text as the parser reads identifiers (NFKC), once per text (asked per import, by
+    each trigger, and again of the text it gave)."""
+    global _NFKC
+    if text.isascii():
+        return text
+    if _NFKC is None or (_NFKC[0] is not text and _NFKC[1] is not text):
+        data = text.encode("utf-8", "surrogatepass")
+        _NFKC = (text, _normalise(text) if _changes(data) else text)
+    return _NFKC[1]
+
+
+def normalised_bytes(data: bytes) -> bytes:
+    """A module's bytes as Python reads its identifiers (`normalised`, in UTF-8), for the
+    readers of bytes (the wrapper index's, whose patterns are bytes). The bytes themselves
+    where NFKC changes nothing, or they do not decode (no reader parses them either). A file
+    declaring another encoding (PEP 263) is read in it by `decode_source` again: its
+    characters outside ASCII are then read wrongly, and its ASCII names rightly."""
+    if data.isascii() or not _changes(data):
+        return data
+    from qlint.source import DecodeError, decode_source
+
+    try:
+        text = decode_source(data)
+    except DecodeError:
+        return data
+    words = _normalise(text)
+    return data if words == text else words.encode("utf-8", "surrogatepass")
+
+
+def _changes(data: bytes) -> bool:
+    """Whether NFKC may change the text of these UTF-8 bytes, asked of their characters
+    outside ASCII alone, one after the other: ASCII characters separate them, and NFKC joins
+    no two characters across one, except an ASCII letter with a combining mark after it
+    (`_COMPOSES_WITH_ASCII`). Characters that would change apart never leave each other
+    alone when put side by side; put side by side, some may change that would not apart
+    (a mark after another run's letter): True then, and the whole text is asked. True too
+    for bytes that are not UTF-8 (a PEP 263 encoding): the whole text is asked."""
+    try:
+        others = data.translate(None, _ASCII).decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    import unicodedata  # not at start-up: most texts are ASCII
+
+    return not unicodedata.is_normalized("NFKC", others) or _COMPOSES_WITH_ASCII.search(others) is not None
+
+
+def _normalise(text: str) -> str:
+    import unicodedata
+
+    return unicodedata.normalize("NFKC", text)
+
+
+# (the text last normalised, its normal form): the triggers and the check ask of one text
+_NFKC: tuple[str, str] | None = None
