@@ -60,7 +60,7 @@ def inserts_into_parameter(func: ast.AST, param: str, expr: ast.expr) -> bool:
 def _inserts_into(func: ast.AST, param: str, expr: ast.expr) -> bool:
     # One walk of the function, its bindings read once: asked of every reported insertion,
     # and kept on the function, which an editor's next check reuses while it is unchanged.
-    nodes = kept_on_node(func, _WALK, walk)
+    nodes = kept_on_node(func, _WALK, _walk_below)
     # The receiver first: a method's insertion into the graph of a module it is handed
     # (`model.graph.call_function(...)`, asked as `self`'s) is settled without the bindings.
     call = next((n for n in nodes if isinstance(n, ast.Call) and any(a is expr for a in n.args)), None)
@@ -84,6 +84,15 @@ def _inserts_into(func: ast.AST, param: str, expr: ast.expr) -> bool:
         if sum(1 for _, targets in bound for t in targets if t == alias) != 1:
             return False
     return parts in ([param], [param, "graph"]) or parts[0] in aliases - {param}
+
+
+def _walk_below(func: ast.AST) -> list[ast.AST]:
+    """`walk(func)` without `func` itself, which is no call or binding: a list kept on the
+    node that held the node would make it a reference cycle, which outlives its tree until
+    a collection."""
+    nodes = walk(func)
+    del nodes[0]
+    return nodes
 
 
 def _bound(node: ast.AST) -> list[str]:

@@ -28,6 +28,7 @@ from qlint.analysis.context import FileContext
 from qlint.analysis.graphs import file_keys, kept_module_facts
 from qlint.analysis.graphs.graph_context import MARKER_WORDS, marked_path, may_carry_packets
 from qlint.analysis.names import project_words
+from qlint.analysis.names.content_keys import known_digest
 from qlint.analysis.names.live_trees import parse as live_parse
 from qlint.analysis.names.modules import module_name_for
 from qlint.analysis.names.tree_handover import HANDOVER
@@ -147,7 +148,7 @@ def _read(project, path: str, key: tuple | None) -> tuple[tuple | None, str | No
         scan_memo.note(path, _QUESTION, key, False)
         _NO_PACKET_INSERTS[path] = key
         return key, None
-    return _text(path, key, keeps_texts(project))
+    return _text(path, key, keeps_texts(project), project.wants_dependencies)
 
 
 def _words_rule_out(path: str, key: tuple) -> bool:
@@ -163,13 +164,17 @@ def _words_rule_out(path: str, key: tuple) -> bool:
     return not marked_path(path) and project_words.known_to_lack(path, key, MARKER_WORDS)
 
 
-def _text(path: str, key: tuple, keep: bool = True) -> tuple[tuple | None, str | None]:
+def _text(path: str, key: tuple, keep: bool = True, digest: bool = True) -> tuple[tuple | None, str | None]:
+    """`digest`: its digest is worked out now, as it is read, for the dependencies the run
+    records. A `--no-cache` run records none (`ProjectIndex.wants_dependencies`): a module the
+    index summarises later is hashed then, the others never (ao: 2.0 of 3.1 MB hashed)."""
     try:
         with open(path, "rb") as fh:
             data = fh.read()
     except OSError:
         return None, None
-    file_keys.remember_digest(path, key, content_sha256_hex(data))
+    if digest and known_digest(path, key) is None:  # a module the index summarised is not hashed again
+        file_keys.remember_digest(path, key, content_sha256_hex(data))
     # Bytes first: most modules hold neither, and decoding them all costs more.
     holds = len(data) <= _MAX_BYTES and any(n in data for n in _NEEDLE_BYTES)
     scan_memo.note(path, _QUESTION, key, holds)

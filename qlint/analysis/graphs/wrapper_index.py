@@ -60,6 +60,7 @@ _MAX_FILES = 60_000
 # noise of each other). ExecuTorch finds 187 and 602, ao 6 and 56.
 _MAX_NAMES = 3_000
 _SKIPPED = tuple(d for d in SKIP_DIRS if d.isidentifier())  # the ones a dotted name can pass through
+_SKIPPED_PARTS = frozenset(_SKIPPED)
 
 
 @value_class(frozen=True)
@@ -345,8 +346,11 @@ def _stat(path: str) -> tuple[int, int] | None:
 @functools.lru_cache(maxsize=8192)  # asked of every import of every file the trigger reads
 def _outside_listing(full: str) -> bool:
     """A dotted name through a directory the listing skips (`build.x`) may name a module
-    the index never read."""
-    return any(d in full for d in _SKIPPED) and any(part in SKIP_DIRS for part in full.split("."))
+    the index never read. Its parts looked up in one set: asked of nearly every import the
+    gates read (ao: ~18,000), five substring searches through a generator each cost ~0.2%
+    of a cold run; a part (no dot in it) can only be one of the skipped names a dotted name
+    can pass through."""
+    return not _SKIPPED_PARTS.isdisjoint(full.split("."))
 
 
 def build(root: str, store=None, listed: dict[str, Listing] | None = None, part=None) -> WrapperIndex | None:

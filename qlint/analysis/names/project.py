@@ -40,7 +40,6 @@ from qlint.analysis.names.tree_handover import HANDOVER
 from qlint.analysis.names.watched_files import WatchedFiles
 from qlint.analysis.repo_root import same_repository
 from qlint.diagnostic import Range
-from qlint.short_digests import content_sha256_hex
 from qlint.source import LineIndex, read_source
 
 __all__ = ["ProjectIndex"]
@@ -533,7 +532,8 @@ class ProjectIndex:
         """The tree `fact_at(path, ..., keep_tree=True)` parsed just before, if it was parsed
         from exactly `data` (None otherwise); handed over once, and dropped in any case."""
         kept, self._kept_tree = self._kept_tree, None
-        if kept is None or kept[0] != os.path.abspath(path) or kept[1] != content_sha256_hex(data):
+        # Its bytes compared, not their digests: the caller's bytes are not hashed again.
+        if kept is None or kept[0] != os.path.abspath(path) or kept[3] != data:
             return None
         return kept[2]
 
