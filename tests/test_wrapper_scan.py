@@ -10,6 +10,7 @@ import re
 import pytest
 
 from qlint.analysis.graphs import wrapper_reads
+from qlint.analysis.graphs.import_words import import_words
 from qlint.analysis.graphs.wrapper_candidates import ModuleText, _headers, _masked, _top_level, candidates
 
 # What `_headers` stands for: a row led by `def`/`class`, maybe indented or after `async`.
@@ -154,7 +155,7 @@ def test_renames_read_from_the_name_before_as():
     ],
 )
 def test_import_words_with_brackets_and_continuations(data, words):
-    assert wrapper_reads._import_words(data) == words
+    assert import_words(data) == words
 
 
 @pytest.mark.parametrize(

@@ -335,8 +335,10 @@ def candidates(
     a chain has at most `links` such modules: one is read for the functions and classes it
     calls of inserting modules, or of modules read for that reason fewer than `links` steps
     away, not for the classes it subclasses; but without `instances` (QL101's sink helpers),
-    a module importing by name a class of a module that calls a sink on `self` is read (a
-    TestCase mixin: `mixin_sinks.calls_sink_on_self`), one step away, as
+    a module importing by name a class of a module that calls a sink on `self` (a TestCase
+    mixin: `mixin_sinks.calls_sink_on_self`), or importing that module and spelling the class
+    (`class M(checks.NodeChecks)`: `mixin_sinks.importing_mixin_modules`), is read, and so
+    on down from the subclasses found, `MIXIN_ROUNDS` steps at most, as
     `wrapper_chains._links_of` follows such a base."""
     modules = list(modules)
     # Per module, how many modules that insert nothing lie between it and an inserting one
@@ -357,13 +359,16 @@ def candidates(
     # `x.m(...)` on an instance counts in a module that spells one of them.
     holders: dict[str, set[str]] = {}
     inherited: dict[str, list[str]] = {}  # a class found through its bases -> those bases
-    # The sink kind's classes of TestCase mixin modules (the modules naming a sink, each class
-    # at their level), whose subclasses' modules are read in the first round.
-    mixed = _mixin_classes(modules) if more is not None and not instances else {}
+    # The sink kind's TestCase mixin modules (of the modules naming a sink), whose classes'
+    # subclasses' modules are read in the first round.
+    mixins = _mixin_modules(modules) if more is not None and not instances else []
     subclassed: set[str] = set()
-    # Those and their subclasses at the level of the modules read for them, `MIXIN_ROUNDS`
-    # rounds of reading down (a mixin's base two modules away from the mixin).
-    line, base_rounds = set(mixed), 0
+    # Those classes (each at its module's level) and their subclasses at the level of the
+    # modules read for them, in rounds of reading down until one finds none, `MIXIN_ROUNDS`
+    # at most; with the modules defining them, whose subclasses may name them through their
+    # module (`mod.Mixin`: `mixin_paths`).
+    line = {span[1] for module in mixins for span in module.spans if span[0] == "class" and not span[5]}
+    base_rounds, mixin_paths = 0, [module.path for module in mixins]
     if line:
         from qlint.analysis.graphs.mixin_sinks import MIXIN_ROUNDS
     while True:
@@ -377,6 +382,7 @@ def candidates(
         # import something from.
         new_bases = line - subclassed
         heirs: set[str] = set()
+        heir_paths: list[str] = []
         for at, (module, found, calls) in enumerate(zip(modules, marked, sites, strict=True)):
             if not calls:
                 continue
@@ -425,6 +431,7 @@ def candidates(
                         grown = True
                         if line and not module.spans[i][5] and not line.isdisjoint(named):
                             heirs.add(sub)
+                            heir_paths.append(module.path)
             if not grown:
                 break
             known = _closure(classes | new_classes, by_source)
@@ -454,6 +461,7 @@ def candidates(
         if heirs and base_rounds < MIXIN_ROUNDS:
             line |= heirs
             new_bases |= heirs
+            mixin_paths += heir_paths
         new_bases = _closure(new_bases, by_source) - subclassed
         subclassed |= new_bases
         base_rounds += bool(new_bases)
@@ -461,7 +469,8 @@ def candidates(
             only_classes = {c: ms for c, ms in methods_of.items() if c in toplevel_classes and c not in toplevel}
             new_names = new_toplevel | new_toplevel_classes | grown | new_bases
             among = toplevel | toplevel_classes | subclassed
-            added = more(new_names, among, [m.path for m in defining.values()], only_classes)
+            added = more(new_names, among, [m.path for m in defining.values()], only_classes, mixin_paths, line)
+            mixin_paths = []
         else:
             added = []
         if added:
@@ -475,19 +484,13 @@ def candidates(
             sites.extend(module.inserting + module.calls_of(known, holders if instances else None) for module in added)
 
 
-def _mixin_classes(modules: list[ModuleText]) -> dict[str, ModuleText]:
-    """The classes at the level of the modules that may hold TestCase mixins (they call a
-    sink on `self`: `mixin_sinks.calls_sink_on_self`), each with its module: whatever their
+def _mixin_modules(modules: list[ModuleText]) -> list[ModuleText]:
+    """The modules that may hold TestCase mixins (they call a sink on `self`:
+    `mixin_sinks.calls_sink_on_self`): each class at their level is one, whatever its
     methods, as the helper search follows a base of such a module (`wrapper_chains._links_of`)."""
     from qlint.analysis.graphs.mixin_sinks import calls_sink_on_self
 
-    return {
-        span[1]: module
-        for module in modules
-        if calls_sink_on_self(module.masked)
-        for span in module.spans
-        if span[0] == "class" and not span[5]
-    }
+    return [module for module in modules if calls_sink_on_self(module.masked)]
 
 
 def _inherit(holders: dict[str, set[str]], inherited: dict[str, list[str]]) -> None:

@@ -157,8 +157,8 @@ def _links_of(fw, project, path: str) -> tuple[bool, tuple[tuple[str, str, str],
 
 def _base_links(fw, text: str) -> dict[str, list[tuple[str, ...]]]:
     """The bases of the text's class statements by the name they start at (`mod.Base` under
-    `mod`, which `_links_of` passes over: only a class imported by name is followed), for the
-    sink kind alone (`Forwarding.instances` off): a class that subclasses one
+    `mod`, `Base` under `Base`: `_mixed_in_by` follows both), for the sink kind alone
+    (`Forwarding.instances` off): a class that subclasses one
     of a module naming a sink inherits its helper methods, which its own methods may call
     (`self.assert_nodes(gm, occ)`) or its subclasses in turn (`class TestX(Mixin, TestCase)`).
     Only a base whose module calls a sink on `self` makes a link (`_mixes_in`): ExecuTorch's
@@ -170,27 +170,59 @@ def _base_links(fw, text: str) -> dict[str, list[tuple[str, ...]]]:
 
 
 def _mixed_in_by(fw, project, path: str, name: str, full: str, bases: list[tuple[str, ...]], further: int) -> bool:
-    """Whether the import of `full` as `name` is of a class the module subclasses by that
-    name (one of its `bases`) whose module calls a sink on `self`, or (`further` modules
-    down at most) subclasses by name a class of one that does in turn (`MIXIN_ROUNDS`)."""
-    if name == full or all(len(parts) > 1 for parts in bases):
-        return False  # a class imported by name alone, as the index reads mixins
-    if fw._index is not None and not fw._index.may_lead_to_class(full):
-        return False
-    found = _defining(fw, project, full, path, 0, base=True)
-    if found is None or found[0] == path:
-        return False
-    if _mixes_in(fw, project, found[0]):
-        return True
-    if further <= 0:
-        return False
-    text = searched_text(project, found[0])
-    heads = _base_links(fw, text)
-    return any(
-        _mixed_in_by(fw, project, found[0], base_name, base_full, heads[base_name], further - 1)
-        for base_name, base_full in text_imports(text, module_name_for(found[0]), found[0])
-        if base_name in heads and not is_torch(base_full)
-    )
+    """Whether the import of `full` as `name` is of a class the module subclasses (one of its
+    `bases`: by that name, or through it, `mod.Mixin` or `pkg.mod.Mixin`) whose module calls a
+    sink on `self`, or (`further` modules down at most) subclasses a class of one that does in
+    turn, written either way (`MIXIN_ROUNDS`)."""
+    for dotted, through in _based_on(name, full, bases):
+        if fw._index is not None and not fw._index.may_lead_to_class(dotted):
+            continue
+        found = _defining(fw, project, dotted, path, 0, base=True)
+        if found is None or found[0] == path or (through and not _as_module(project, path, found[0])):
+            continue
+        if _mixes_in(fw, project, found[0]):
+            return True
+        if further <= 0:
+            continue
+        text = searched_text(project, found[0])
+        heads = _base_links(fw, text)
+        if any(
+            _mixed_in_by(fw, project, found[0], base_name, base_full, heads[base_name], further - 1)
+            for base_name, base_full in text_imports(text, module_name_for(found[0]), found[0])
+            if base_name in heads and not is_torch(base_full)
+        ):
+            return True
+    return False
+
+
+def _based_on(name: str, full: str, bases: list[tuple[str, ...]]) -> list[tuple[str, bool]]:
+    """The dotted names of the classes `bases` (each starting at `name`, which an import binds
+    to `full`) may be, each with whether it is written through its module: `Mixin` imported by
+    name is `full`; `mod.Mixin` is `full.Mixin`, and so is `pkg.mod.Mixin` after a plain
+    `import pkg.mod` (`name` and `full` both `pkg`). A name bound by a plain import alone is no
+    class (`import mixins`, `class T(mixins)`)."""
+    out: list[tuple[str, bool]] = []
+    for parts in bases:
+        if len(parts) > 1:
+            found = (".".join((full, *parts[1:])), True)
+        elif name != full:
+            found = (full, False)
+        else:
+            continue
+        if found not in out:
+            out.append(found)
+    return out
+
+
+def _as_module(project, path: str, mixin: str) -> bool:
+    """Whether the module at `path` may import the module at `mixin` as the index reads such
+    an import (`mixin_sinks.imports_as_module`): a base written through its module is
+    followed only where the index reads the module for it, so that a run with the index and
+    one without answer alike."""
+    from qlint.analysis.graphs.import_words import import_words
+    from qlint.analysis.graphs.mixin_sinks import imports_as_module
+
+    return imports_as_module(path, import_words(searched_text(project, path).encode()), mixin)
 
 
 def _mixes_in(fw, project, path: str) -> bool:

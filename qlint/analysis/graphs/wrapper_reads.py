@@ -22,6 +22,7 @@ import re
 from typing import TYPE_CHECKING
 
 from qlint.analysis import wrapper_record
+from qlint.analysis.graphs.import_words import import_words
 from qlint.analysis.graphs.insertions import calls_inserting
 from qlint.analysis.identifier_text import normalised_bytes
 from qlint.analysis.names.modules import module_stem
@@ -155,7 +156,7 @@ class Reads:
             stats[path] = wrapper_record.trusted_stat(st)
             if b" as" in data:
                 renames.extend(_renames(data))
-            words = _import_words(data)
+            words = import_words(data)
             if sink_index.holds_sink(data):
                 with contextlib.suppress(DecodeError):  # not parsed by the search either
                     self.ql101.append(sink_index.sink_module_text(decode_source(data), path))
@@ -208,7 +209,7 @@ class Reads:
 
     def importing(self, names: set[str]) -> list[str]:
         """The modules whose import statements may spell one of `names` (the words read of
-        each, `_import_words`): each binds the name, which another module may reach as its
+        each, `import_words`): each binds the name, which another module may reach as its
         attribute (a re-export: `mod.name`)."""
         spelled = {name.encode() for name in names}
         out = [m.path for m, words in zip(self.ql101, self.ql101_words, strict=True) if not spelled.isdisjoint(words)]
@@ -253,12 +254,15 @@ class _Chains:
         # new names (ExecuTorch: ~850 modules, a few MiB while the index is made).
         self._matched: dict[int, tuple[bytes, frozenset[bytes]]] = {}
         self._read: set[int] = set()
+        # Those that may import a mixin's module (`more`'s `mixins`), none of whose mixins
+        # they spelled yet: their texts once read.
+        self._through: dict[int, str | None] = {}
         self.count = 0  # modules read again (`more`), for the benchmarks
 
     def add(self, path: str, data: bytes, words: frozenset[bytes] | None = None) -> None:
-        """`words`: `_import_words(data)`, when the caller has them already."""
+        """`words`: `import_words(data)`, when the caller has them already."""
         self.paths.append(path)
-        self.rows.append(_import_words(data) if words is None else words)
+        self.rows.append(import_words(data) if words is None else words)
 
     def extend(self, other: _Chains) -> None:
         """`other`'s modules after these (neither asked `more` yet)."""
@@ -266,17 +270,33 @@ class _Chains:
         self.rows += other.rows
 
     def more(
-        self, new: set[str], known: set[str], defining: list[str], methods: dict[str, set[str]] | None = None
+        self,
+        new: set[str],
+        known: set[str],
+        defining: list[str],
+        methods: dict[str, set[str]] | None = None,
+        mixins: list[str] = (),
+        bases: set[str] = frozenset(),
     ) -> list[ModuleText]:
         """The modules not read yet that may call one of the `new` names (by name, or as
         `m.name` of one of the modules `defining` them), among those that hold one of the
         `known` names. `methods`: for the names that are classes only, their candidate
         methods; such a class counts in a module that also spells a call of one of them on
-        an instance (`.insert`): a module that only lists passes does not build a link."""
+        an instance (`.insert`): a module that only lists passes does not build a link.
+        `mixins`: the modules of the TestCase mixins among the `new` names, whose subclasses
+        may name them through their module (`mixin_sinks.importing_mixin_modules`): those
+        modules are read where they spell one of the mixins (`bases`), now or in a later round
+        (a stem as common as `utils` lets through modules spelling other names found)."""
         wanted = (new | {module_stem(p) for p in defining}) - self._asked
         self._asked |= wanted
         asked = {w.encode() for w in wanted}
         fresh = {i for i, words in enumerate(self.rows) if not asked.isdisjoint(words)} if asked else set()
+        if mixins:
+            from qlint.analysis.graphs.mixin_sinks import importing_mixin_modules
+
+            for i in importing_mixin_modules(self.paths, self.rows, set(mixins) - self._asked):
+                self._through.setdefault(i, None)
+            self._asked.update(mixins)
         fresh -= self._read | self._matched.keys()
         # A module matched before held none of the names known then: only the new ones can
         # be in it now.
@@ -303,6 +323,37 @@ class _Chains:
             self._read.add(i)
             self.count += 1
             out.append(ModuleText(text, path))
+        if self._through:
+            out += self._spelling(bases)
+        return out
+
+    def _spelling(self, bases: set[str]) -> list[ModuleText]:
+        """The modules that may import a mixin's module (`more`'s `mixins`), not read yet, that
+        spell one of the mixins (`bases`) as a word, read; the others kept for a later round.
+        Searched for the few mixins' names (`spells_word`), not split into words: ao's
+        `torchao/testing/pt2e/_xnnpack_quantizer_utils.py` (40 KB), split as `more` splits, cost
+        its index 9 M instructions."""
+        from qlint.analysis.graphs.wrapper_candidates import ModuleText
+        from qlint.analysis.word_search import spells_word
+
+        out = []
+        for i in sorted(self._through):
+            text = self._through.pop(i)
+            if i in self._read:
+                continue
+            if text is None:
+                try:
+                    with open(self.paths[i], "rb") as fh:
+                        text = decode_source(fh.read())
+                except (OSError, DecodeError):
+                    continue
+            if not any(spells_word(text, name) for name in bases):
+                self._through[i] = text  # a mixin found later may be in it
+                continue
+            self._matched.pop(i, None)
+            self._read.add(i)
+            self.count += 1
+            out.append(ModuleText(text, self.paths[i]))
         return out
 
 
@@ -335,62 +386,6 @@ def _ATTRIBUTE_SPELLING(name: str) -> re.Pattern[bytes]:
     # A comment runs to its row's end (possessive), as in packet_text._LINKS: else a row of
     # `#`s after a dot backtracks exponentially.
     return re.compile(rb"\.(?:\s|\\|#[^\n]*+)*+" + re.escape(name.encode()) + rb"(?!\w)")
-
-
-def _import_words(data: bytes) -> frozenset[bytes]:
-    """The words of every row holding `import` (a superset of the import statements: prose
-    too), with the rows a bracket or line continuations carry the statement over."""
-    rows = []
-    end = len(data)
-    # Most modules continue no row with a backslash (`\\` before a row's end or, as a bracket
-    # ends a statement here, before `)`): their rows are not looked back and forth from. One
-    # search led by the backslash (a byte most modules hold rarely or never), not three scans of
-    # every module for the pairs (ExecuTorch: 0.09 s of the index's CPU, 0.01 s as one search).
-    continued = _CONTINUATION.search(data) is not None
-    at = data.find(b"import")
-    while at != -1:
-        start = data.rfind(b"\n", 0, at) + 1
-        while continued and start > 1 and _continued(data, start - 1):  # `from pkg \` on the row before
-            start = data.rfind(b"\n", 0, start - 1) + 1
-        stop = data.find(b"\n", at)
-        stop = end if stop == -1 else stop
-        opened = data.find(b"(", at, stop)
-        if opened != -1:
-            stop = max(stop, _closing(data, opened + 1))
-        while continued and stop < end and _continued(data, stop):
-            nxt = data.find(b"\n", stop + 1)
-            stop = end if nxt == -1 else nxt
-        rows.append(data[start:stop])
-        at = data.find(b"import", stop)
-    # One split of all the rows (a row ends a word: the line break joining them does too),
-    # as `words_of` splits (a translation and a split: no pattern).
-    return words_of(b"\n".join(rows))
-
-
-def _closing(data: bytes, at: int) -> int:
-    """Where the first `)` from `at` on stands outside a comment (the end where none does):
-    an import's bracket closes there, as `text_imports` reads it. A `)` in a comment on the
-    bracket's row (`from m import (  # see f()`) closes nothing: the names on the rows after
-    it are the statement's (read as the row alone, a module importing a wrapper so was never
-    read for the index, and a batch run missed what a check of the one file found)."""
-    while True:
-        close = data.find(b")", at)
-        if close == -1:
-            return len(data)
-        if data.find(b"#", max(data.rfind(b"\n", 0, close) + 1, at), close) == -1:
-            return close
-        at = data.find(b"\n", close)  # the rest of that row is the comment's
-        if at == -1:
-            return len(data)
-
-
-_CONTINUATION = lazy(rb"\\[\n\r)]")  # what `_continued` may find, anywhere in a module
-
-
-def _continued(data: bytes, newline: int) -> bool:
-    """Whether the row ending at the `\n` at `newline` ends with a line continuation."""
-    before = data[max(0, newline - 2) : newline]
-    return before.endswith(b"\\") or before == b"\\\r"
 
 
 # `as` and the name it binds (led by the literal: searched fast); the name before it is read

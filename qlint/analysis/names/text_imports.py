@@ -102,6 +102,18 @@ def file_imports(text: str, path: str) -> list[tuple[str, str]]:
     return found
 
 
+def plain_dotted_imports(text: str) -> list[tuple[str, str]]:
+    """(name bound, dotted name) of the plain imports of a module under a package with no new
+    name (`import pkg.checks` binds `pkg`, through which `pkg.checks.f(...)` is called), which
+    `text_imports` reads as the `pkg` they bind alone; from the statements `file_imports` read."""
+    out: list[tuple[str, str]] = []
+    for m in _read_once(text):
+        plain = m.group(4)
+        if plain is not None and "." in plain:
+            out.extend((name.split(".")[0], name) for name, alias in _aliases(plain) if alias is None and "." in name)
+    return out
+
+
 def _relative_base(statements: list[re.Match[str]], path: str) -> str | None:
     """The name of the module at `path`, asked (a `stat` per package level) only when one of
     its statements is relative (`from .x import`): not a search of the whole text for dots,
