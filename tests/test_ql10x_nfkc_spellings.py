@@ -227,6 +227,21 @@ def test_an_ascii_text_or_one_nfkc_leaves_alone_is_read_as_it_is():
     assert normalised_bytes(b"\xff undecodable") == b"\xff undecodable"
 
 
+def test_a_text_nfkc_changes_only_outside_names_is_read_as_it_is():
+    from qlint.analysis.identifier_text import normalised, normalised_bytes
+
+    # `…`, `²` and fullwidth punctuation stand only in strings and comments (no name may hold
+    # them): the names are the raw text's, so the text is not normalised.
+    for text in ("x = '…'  # m², ok\uff01\n", "call_function  # \uff08relu\uff09\n"):
+        assert normalised(text) is text
+        data = text.encode()
+        assert normalised_bytes(data) is data
+    # A letter a name may hold changes (`ᵀ` is `T`), with those characters beside it, and a
+    # run NFKC composes (`ø` and a combining acute): the whole text is normalised.
+    assert normalised("Wᵀ = '…'\n") == "WT = '...'\n"
+    assert normalised("x = 'ø\u0301'  # ²\n") == "x = '\u01ff'  # 2\n"
+
+
 def test_only_the_rules_reading_identifiers_read_their_triggers_so():
     from qlint.registry import deferred
 
