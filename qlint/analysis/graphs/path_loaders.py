@@ -18,6 +18,7 @@ import ast
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs.project_scan import texts_spelling
+from qlint.analysis.names.live_trees import parse as live_parse
 from qlint.analysis.word_search import spells_word
 
 # The loaders, and the keyword each takes its path as when it is not the second argument.
@@ -28,15 +29,15 @@ def loaded_by_path(ctx: FileContext, root: str) -> bool:
     """Whether another module under `root` loads modules from a path it computes and names a
     function or class the checked module defines at module level."""
     defined = [s.name for s in ctx.tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
-    for _, text, _ in texts_spelling(ctx, tuple(_LOADERS), root):
-        if any(spells_word(text, name) for name in defined) and _computed_load(text):
+    for path, text, _ in texts_spelling(ctx, tuple(_LOADERS), root):
+        if any(spells_word(text, name) for name in defined) and _computed_load(text, path):
             return True
     return False
 
 
-def _computed_load(text: str) -> bool:
+def _computed_load(text: str, path: str) -> bool:
     try:
-        tree = ast.parse(text)
+        tree = live_parse(text, path)  # the run's tree of it, when it has one
     except (SyntaxError, ValueError, RecursionError):
         return False
     for node in ast.walk(tree):
