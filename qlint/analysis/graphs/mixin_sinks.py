@@ -83,7 +83,7 @@ def importing_mixin_modules(paths: list[str], rows: list[frozenset[bytes]], mixi
     out: set[int] = set()
     for mixin in mixins:
         place = _Place(mixin)
-        out.update(i for i, words in enumerate(rows) if place.stem in words and place.spelled_in(paths[i], words))
+        out.update(i for i, words in enumerate(rows) if place.spelled_in(paths[i], words))
     return out
 
 
@@ -99,8 +99,7 @@ def imports_as_module(path: str, words: frozenset[bytes], mixin: str) -> bool:
     lets too many through: ao's `torchao/testing/pt2e/utils.py` has one 293 modules import,
     whose words cost its index ~65 M instructions; with the package names, one module is left
     (`_xnnpack_quantizer_utils.py`, beside it)."""
-    place = _Place(mixin)
-    return place.stem in words and place.spelled_in(path, words)
+    return _Place(mixin).spelled_in(path, words)
 
 
 class _Place:
@@ -121,6 +120,10 @@ class _Place:
         self.names = [os.path.basename(d).encode() for d in reversed(packages)]
 
     def spelled_in(self, path: str, words: frozenset[bytes]) -> bool:
+        """Whether the import words `words` of the module at `path` spell the stem and the
+        package names `imports_as_module` asks for."""
+        if self.stem not in words:
+            return False
         names = self.names
         shared = 1  # the top package's name: not asked (see `imports_as_module`)
         if all(name in words for name in names[shared:]):
