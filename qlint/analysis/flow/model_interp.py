@@ -116,6 +116,7 @@ class Interpreter:
         self.containers.keyed = KeyedRows(func, owner, local, self.containers.literals)
         self.parts = GraphParts()  # graphs held in parts of local values (`pair[0]`, `holder.gm`)
         self._qualnames: dict[tuple[str, ...], str | None] = {}  # `qualname`, per spelling
+        self._qualname_nodes: dict[int, tuple[ast.AST, str | None]] = {}  # and per node asked
 
     def absent_allow_of(self, obj: Obj, origins: frozenset = frozenset()) -> tuple[ast.Call, ast.ExceptHandler] | None:
         """The allow torch 2.13 cannot run (`absent_allows`) written for `obj`, else for one of the
@@ -374,14 +375,17 @@ class Interpreter:
         breaks: list[Env] = []
         self.loops.append((continues, breaks))
         entry, outs = env, []
-        for _ in range(2):  # the second pass sees what the first leaves for the next iteration
+        for second in (False, True):  # the second pass sees what the first leaves for the next iteration
             start = entry.copy()
             if not isinstance(s, ast.While) and not self.bind_factories(s, start) and not self.bind_items(s, start):
                 self.bind_unknown(s.target, s, start, items)
             outs.append(self.block(s.body, start))
             # A `break` starts no next iteration: `if x is None: m.train(); break` leaves the
-            # capture after it in the body in the mode the loop found.
-            entry = join([env, outs[-1], *continues], s)
+            # capture after it in the body in the mode the loop found. No pass starts after
+            # the second: its entry is not made, unless a `self.<attr>` read on some path
+            # must be filled into the others (`fill_unread`, which the join does in place).
+            if not second or env.unread:
+                entry = join([env, outs[-1], *continues], s)
         self.loops.pop()
         ended = join([env, *outs, *continues], s)  # the loop ran out: its `else` runs
         walked = looped_modules(s) if not isinstance(s, ast.While) else None
@@ -713,8 +717,15 @@ class Interpreter:
         return top is not None and top.node is cls and written_in_class_only(self.owner.scope, cls, name[5:])
 
     def qualname(self, expr: ast.AST) -> str | None:
+        # Asked two or three times per call (and again on a loop's second pass): the node's
+        # answer first, the node kept with it so that its id names no other node meanwhile
+        # (a walk also reads nodes it makes, `comprehension_loops`, `partial_calls`).
+        seen = self._qualname_nodes.get(id(expr))
+        if seen is not None and seen[0] is expr:
+            return seen[1]
         parts = dotted_parts(expr)
         if not parts:
+            self._qualname_nodes[id(expr)] = (expr, None)
             return None
         # A call's name is asked by `callee`, by the API lookup and by the relay check, and a
         # loop's body is walked twice: one resolution per spelling and body. The answer depends
@@ -723,12 +734,14 @@ class Interpreter:
         spelled = tuple(parts)
         known = self._qualnames.get(spelled, False)
         if known is not False:
+            self._qualname_nodes[id(expr)] = (expr, known)
             return known
         if parts[0] in self.local_imports and parts[0] not in self.resolver.local:
             found = ".".join([self.local_imports[parts[0]], *parts[1:]])
         else:
             found = self.resolver.qualname_of(parts)
         self._qualnames[spelled] = found
+        self._qualname_nodes[id(expr)] = (expr, found)
         return found
 
 
