@@ -25,6 +25,7 @@ from qlint.analysis.flow.model_flow import (
     module_flows,
 )
 from qlint.analysis.flow.model_values import Origin
+from qlint.analysis.flow.reflective_switches import SPELLED
 from qlint.diagnostic import Applicability, Diagnostic, Edit, Fix
 from qlint.evidence.mode_switch import ModeSwitchEvidence
 from qlint.rules.base import FileContext, FixAvailability, Rule
@@ -375,6 +376,8 @@ def _described(ctx: FileContext, switch: ModeSwitch, origins) -> tuple[str, Orig
     """The receiver's text, the first of `origins` in the file, and the call as written (`.eval()`)."""
     origin = min(origins, key=lambda o: (o.node.lineno, o.node.col_offset))
     called = f".{switch.call.func.attr}({', '.join(ctx.source_of(a) for a in switch.call.args)})"
+    if getattr(switch.call, SPELLED, False):  # `getattr(gm, "eval")()`, `nn.Module.eval(gm)`
+        called = ctx.source_of(switch.call)
     return ctx.source_of(switch.receiver), origin, called
 
 

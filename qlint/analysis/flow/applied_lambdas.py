@@ -37,7 +37,7 @@ from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import function_assigns, unique_value
 
 _PARTIAL = "functools.partial"
-_MODULE_SWITCHES = frozenset(
+MODULE_SWITCHES = frozenset(
     f"{module}.Module.{attr}" for module in ("torch.nn", "torch.nn.modules.module") for attr in ("eval", "train")
 )
 
@@ -125,7 +125,7 @@ def _partial_switch(call: ast.Call, resolver: Resolver) -> LoopSwitch | None:
     if len(call.args) != 1 or isinstance(call.args[0], ast.Starred):
         return None
     method = resolver.qualname(call.args[0]) or ""
-    if method not in _MODULE_SWITCHES:
+    if method not in MODULE_SWITCHES:
         return None
     attr = method.rpartition(".")[2]
     if attr == "eval":
@@ -146,4 +146,4 @@ def _inert(expr: ast.expr, name: str) -> bool:
     return (isinstance(expr, ast.Constant) and expr.value is None) or (isinstance(expr, ast.Name) and expr.id == name)
 
 
-__all__ = ["applied_lambda", "lambda_switch"]
+__all__ = ["MODULE_SWITCHES", "applied_lambda", "lambda_switch"]

@@ -44,6 +44,7 @@ from qlint.analysis.flow.model_env import Env, merge_values, new_value
 from qlint.analysis.flow.model_values import CALL, CONTAINER, PARAM, PRETRAINED, UNKNOWN, ModeFact, Obj, Origin
 from qlint.analysis.flow.partial_calls import partial_call
 from qlint.analysis.flow.prepared_results import PreparedResults
+from qlint.analysis.flow.reflective_switches import reflective_switch
 from qlint.analysis.flow.relayed_lambdas import RelayedLambdas
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import ClassScope
@@ -135,6 +136,10 @@ class CallSemantics:
         func = node.func
         if type(func) is ast.Name and func.id in self.resolver.local and (spelled := partial_call(self, node)):
             return self.call(spelled, env)  # `prep = functools.partial(set_mode, train=True); prep(m)`
+        if (type(func) is ast.Call or (type(func) is ast.Attribute and func.attr in _SWITCHES)) and (
+            read := reflective_switch(self, node, env)
+        ):
+            return self.call(read[0], env) if read[0] is not None else read[1]  # `getattr(m, "eval")()`
         # The walk is held through a proxy: its parts and `expr` are looked up once per call.
         parts, expr = self.walk.parts, self.walk.expr
         # `runner.calibrate()` may change the graphs `runner`'s fields hold: what they were before.
@@ -415,6 +420,9 @@ _MODE_KEEPING_WRAPPERS = frozenset(
         ),
     }
 )
+
+
+_SWITCHES = frozenset({"eval", "train"})
 
 
 def _switch_on_part(func: ast.expr, env: Env) -> bool:
