@@ -388,7 +388,7 @@ def apply(sem, node, callee: FunctionFlow, offset, receiver, args, kwargs, env: 
         returned = [(e, obj, r) for (e, obj), r in zip(ends, ruled, strict=True)]
         ours = zip(results, [r for r in returned if r[1] is not None], strict=True)
         copies = [(r, through_copies(v, e, r, params, origin_here, ruled)) for r, (e, v, ruled) in ours]
-        if any(through for _, through in copies):
+        if any(through for _, through in copies) and result not in given.values():  # (not the caller's own)
             carry(result, copies, env)
             sem.flow.copies = True  # and this function's returns may hand it on
     if callee.returned_fields:  # `return Wrap(gm)`
@@ -399,8 +399,11 @@ def apply(sem, node, callee: FunctionFlow, offset, receiver, args, kwargs, env: 
     # The graphs the helper's returns hand back, on the branches of the call's arguments
     # (an allowed one is no path to a raise); what it was given keeps the paths it had.
     here = frozenset(sem.walk.guards)
-    for origin, guard in returned_paths(callee, node, written, sem.resolver, foreign):
+    paths = returned_paths(callee, node, written, sem.resolver, foreign)
+    for origin, guard in paths:
         sem.made_graphs.setdefault(origin, set()).add(guard | here)
+    if callee.copies:  # `return f(m, is_qat)`: the arm `f` hands a graph back on, in our terms
+        arm_graphs.forwarded(sem, node, callee, written, given, result, paths)
     # The others of another file's helper are named for this call too: none of their
     # paths reaches here, which `note_made` must not take for a graph made at the call.
     for origin in result.origins if foreign else ():

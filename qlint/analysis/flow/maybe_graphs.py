@@ -65,24 +65,26 @@ def returned_paths(callee: FunctionFlow, node: ast.Call, written: dict, caller, 
     ended = open_ended(node)
     for paths in callee.return_graphs.values():
         for origin, guard in paths:
+            if origin.kind not in GRAPH_KINDS:
+                continue  # its parameter handed back under an arm (`arm_graphs.forwarded`)
             if contradicted_at_call(guard, callee.node, written, caller, callee.resolver, ended):
                 continue
             here = anchored(origin, node, callee.path) if foreign else origin
-            out.add((here, _in_caller_terms(guard, callee.node, written, _on_self(node))))
+            out.add((here, in_caller_terms(guard, callee.node, written, on_self(node))))
     return frozenset(out)
 
 
-def _on_self(node: ast.Call) -> bool:
+def on_self(node: ast.Call) -> bool:
     """`self.method(...)`: the method's `self.<attr>` are the caller's."""
     func = node.func
     return isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"
 
 
-def _in_caller_terms(guard: frozenset, callee: ast.AST, written: dict, same_self: bool) -> frozenset:
+def in_caller_terms(guard: frozenset, callee: ast.AST, written: dict, same_self: bool) -> frozenset:
     """A condition on a parameter the call passes a name for (`use_pt2e`, `cfg.pt2e`) becomes
-    that condition on the name, one on `self.<attr>` stays as it is for a call on `self`; any
-    other is not the caller's to test and is left out (the path is then taken as possible
-    wherever the caller switches)."""
+    that condition on the name (its negation for `not use_pt2e`), one on `self.<attr>` stays
+    as it is for a call on `self`; any other is not the caller's to test and is left out (the
+    path is then taken as possible wherever the caller switches)."""
     index = {a.arg: i for i, a in enumerate(parameter_args(callee, star=False))}
     out = set()
     for condition, polarity in guard:
@@ -93,6 +95,8 @@ def _in_caller_terms(guard: frozenset, callee: ast.AST, written: dict, same_self
         if name not in index or rebound(callee, name):
             continue
         expr = written.get(index[name])
+        if type(expr) is ast.UnaryOp and type(expr.op) is ast.Not and condition == name:
+            expr, polarity = expr.operand, not polarity  # `f(m, not is_qat)`: true where `is_qat` is not
         parts = dotted_parts(expr) if expr is not None else None
         if parts:
             out.add((".".join(parts) + condition[len(name) :], polarity))

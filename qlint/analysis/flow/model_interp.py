@@ -233,12 +233,15 @@ class Interpreter:
                     left_graphs.return_parts(self.flow, self.parts.roots, self.containers.literals, value, env)
             made, held = self.calls.made_graphs, self.calls.held_graphs
             paths = graph_paths(obj, env, made, whole=True, held=held)
+            if self.guards or held:  # `if is_qat: return model`: the parameter under the flag
+                paths |= arm_graphs.param_paths(obj, env, held, self.guards)
             if paths:
                 here = frozenset(self.guards)
                 self.flow.return_graphs[len(self.flow.returns)] = frozenset((o, g | here) for o, g in paths)
-            if obj is None and made:  # `return export_model, m`: for a copying helper's callers (`returned_copies`)
+            if obj is None and (made or self.guards or held):  # `return export_model, m` (`returned_copies`)
                 items = self.flow.return_items.get(len(self.flow.returns), ())
-                found = [graph_paths(v, env, made, whole=True, held=held) for v in items]
+                params = [arm_graphs.param_paths(v, env, held, self.guards) for v in items]
+                found = [graph_paths(v, env, made, True, held) | p for v, p in zip(items, params, strict=True)]
                 if any(found):
                     here = frozenset(self.guards)
                     self.flow.return_item_graphs[len(self.flow.returns)] = tuple(
@@ -361,7 +364,7 @@ class Interpreter:
             _tag_first(outs[0], outs[1], conjuncts)
         joined = join(outs, anchor)
         made = self.calls.made_graphs  # a graph made here: the arms' conditions go with it (`arm_graphs`)
-        if not made:
+        if not made and not self.flow.copies:  # (or a parameter copied on an arm)
             return joined, values, None
         guards = [frozenset(pushed) for pushed in pushes]
         if any(guards) and type(anchor) is not ast.IfExp:  # `if c: e = gm` / `else: e = model`

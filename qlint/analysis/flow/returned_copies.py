@@ -39,8 +39,10 @@ def through_copies(
         return _NONE  # most ends: no copy made on the path
     if value in end.copied:
         return _NONE if value in params else obj.origins
+    if value in params:  # `if is_qat: return model`, called with `is_qat=False`: not handed back
+        return obj.origins if ruled and not ruled.isdisjoint(value.origins) else _NONE
     part = end.partly_copied.get(value, _NONE) | ruled if ruled else end.partly_copied.get(value)
-    if not part or value in params:
+    if not part:
         return _NONE
     copied: set[Origin] = set()
     kept: set[Origin] = set()
