@@ -28,6 +28,8 @@ if TYPE_CHECKING:  # a cached run's start-up never imports `ast` (test_cli_runne
 NEWLINE = lazy(r"\r\n?|\n")
 _LF = lazy("\n")
 _NEWLINE_BYTES = lazy(rb"\r\n?|\n")
+_LONE_CR = lazy(r"\r(?!\n)")
+_LONE_CR_BYTES = lazy(rb"\r(?!\n)")
 
 
 class DecodeError(ValueError):
@@ -152,6 +154,19 @@ def line_ending(text: str) -> str:
     """The file's line break (its first one; `\n` for a file without any), for inserted lines."""
     match = NEWLINE.search(text)
     return match.group() if match else "\n"
+
+
+def lf_rows(text: str) -> str:
+    """The text with each lone `\r` (an old Mac row's end, one for Python's tokenizer) made
+    `\n`, for the text readers that find a row's ends at `\n` (`\r\n` ends a row there
+    already): the same length, so an offset into it is one into the text, and the same rows.
+    The text itself where it holds no `\r` (nearly every text), or none alone."""
+    return _LONE_CR.sub("\n", text) if "\r" in text else text
+
+
+def lf_row_bytes(data: bytes) -> bytes:
+    """`lf_rows` of a module's bytes, for the readers of bytes (the wrapper index's)."""
+    return _LONE_CR_BYTES.sub(b"\n", data) if b"\r" in data else data
 
 
 def split_lines(text: str) -> list[str]:

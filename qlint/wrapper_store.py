@@ -14,7 +14,8 @@ from qlint.analysis.wrapper_record import Record, from_data
 # 4: with the names' digest (`wrapper_record.digest_of`), not worked out again at each read.
 # 5: a root with no index keeps a marker of it (`Record.too_many`), which a reader of 4 lacks.
 # 6: with the stems of the modules defining QL101's helpers (`Record.sink_modules`).
-_HEADER = b"qlint-wrappers-6\n"
+# 7: those stems with their packages' (`import pkg`, then `pkg.checks.assert_nodes(...)`).
+_HEADER = b"qlint-wrappers-7\n"
 
 
 class WrapperStore:

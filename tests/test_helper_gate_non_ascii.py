@@ -37,9 +37,10 @@ THROUGH_A_DOTTED_NAME = {
     # A part that goes on past ASCII (`[A-Za-z_]\\w*`) is one part: read back over it.
     "part-outside-ascii": "import pkg as p\n# —\np.utilsé.insert_op(g)",
     "parts-outside-ascii": "import pkg as p\np.aéb.cçd .  # —\n  insert_op(g)",
-    # Rows that end in `\r\n` or `\r`: a blank to the search, a comment runs on past it.
+    # Rows that end in `\r\n` or `\r`: a blank to the search, and a comment ends there, as
+    # Python ends it (`source.lf_rows`: `# a\r b` would leave ` b` code, a syntax error).
     "crlf-rows": "import pkg.graph_utils as gu\r\n(gu .\r\n  insert_op)(g)\r\n",
-    "cr-inside-a-comment": "import pkg.graph_utils as gu\nx = (gu  # a\r b\n  .insert_op)(g)",
+    "cr-inside-a-comment": "import pkg.graph_utils as gu\nx = (gu  # a\r  .insert_op)(g)",
     # An import whose own name is not ASCII: any dotted name ending in a name of the index.
     "head-outside-ascii": "import pkg.graph_utils as çu\nçu.insert_op(g)",
 }

@@ -11,11 +11,17 @@ and so is their answer. Nearly every other text is left alone too (an accent, a 
 quote), and is returned itself: NFKC is asked of its characters outside ASCII only
 (`_changes`), which are few, not of the whole text (the wrapper index's child read
 ExecuTorch's 380 such files twice, whole: +0.66% of the run's instructions).
+
+Rows are read as Python reads them too: a lone `\r` (an old Mac file's row end) is made `\n`,
+which every text reader finds a row's end at (`source.lf_rows`: the same length, the same
+rows). Read raw, a `\r`-only file was one row: the import statements' names ran together
+(`text_imports`) and a module importing a wrapper so was never followed.
 """
 
 from __future__ import annotations
 
 from qlint.lazy_patterns import lazy
+from qlint.source import lf_row_bytes, lf_rows
 
 _ASCII = bytes(range(128))
 # The marks NFKC composes with a letter or sign of ASCII before them (`e` and U+0301 make
@@ -24,14 +30,19 @@ _COMPOSES_WITH_ASCII = lazy("[\u0300-\u036f]")  # only texts outside ASCII reach
 
 
 def normalised(text: str) -> str:
-    """The text as the parser reads identifiers (NFKC), once per text (asked per import, by
-    each trigger, and again of the text it gave)."""
+    """The text as the parser reads identifiers (NFKC) and rows (`source.lf_rows`: a lone
+    `\r` ends a row), once per text (asked per import, by each trigger, and again of the text
+    it gave)."""
     global _NFKC
-    if text.isascii():
+    if text.isascii() and "\r" not in text:
         return text
     if _NFKC is None or (_NFKC[0] is not text and _NFKC[1] is not text):
-        data = text.encode("utf-8", "surrogatepass")
-        _NFKC = (text, _normalise(text) if _changes(data) else text)
+        rows = lf_rows(text)
+        if rows.isascii():
+            _NFKC = (text, rows)
+        else:
+            data = text.encode("utf-8", "surrogatepass")
+            _NFKC = (text, _normalise(rows) if _changes(data) else rows)
     return _NFKC[1]
 
 
@@ -41,6 +52,7 @@ def normalised_bytes(data: bytes) -> bytes:
     where NFKC changes nothing, or they do not decode (no reader parses them either). A file
     declaring another encoding (PEP 263) is read in it by `decode_source` again: its
     characters outside ASCII are then read wrongly, and its ASCII names rightly."""
+    data = lf_row_bytes(data)
     if data.isascii() or not _changes(data):
         return data
     from qlint.source import DecodeError, decode_source

@@ -65,7 +65,7 @@ def called_by_library_normalised(ctx: FileContext, body: Body) -> bool:
     func = module_function(body, ctx.scope)
     if func is None or func.decorator_list:
         return False
-    if not any(n.rpartition(".")[2] in ctx.text for n in LIBRARY_NORMALISERS):
+    if not any(n.rpartition(".")[2] in ctx.words for n in LIBRARY_NORMALISERS):
         return False
     resolver = Resolver(ctx.scope, ctx.project, ctx.optable)
     name = func.name

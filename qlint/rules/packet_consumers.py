@@ -151,7 +151,7 @@ def own_op_keyed_on_packet(ctx: FileContext, ref: OpRef, refs: list[OpRef], rows
     if all(writes_insertion(m.text) for m in modules_spelling(ctx, refs).get(PacketSpelling(ref).pattern, ())):
         return False
     own = defined.search(ctx.text)
-    if overload.search(ctx.text):
+    if overload.search(ctx.words):
         return False
     # Most ops are defined by no module of the project (torch's `pt2e_quant` ops in torch's
     # own tree: every module spelling `quantize_affine` was read at every check). Which modules

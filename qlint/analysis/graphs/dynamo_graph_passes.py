@@ -176,7 +176,7 @@ def _backends(ctx: FileContext) -> list[tuple[str, tuple, str | None]]:
     else:
         found, own_entry = _list_backends(ctx, modules, own)
         _LISTED[root, own] = (modules, [(path, key) for path, key, _ in found], own_entry)
-    if own_entry is not None and _writes(ctx.text):
+    if own_entry is not None and _writes(ctx.words):
         found.append((*own_entry, None))
     ctx.cache[_CACHE_KEY] = found
     return found

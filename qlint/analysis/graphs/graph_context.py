@@ -17,6 +17,7 @@ import ast
 import os
 
 from qlint.analysis.context import FileContext
+from qlint.analysis.identifier_text import normalised_bytes
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.resolver import dotted_parts
 
@@ -63,8 +64,14 @@ MARKER_WORDS = (b"fx", b"symbolic_trace", b"Tracer", b"ao", b"_C", b"_inductor")
 
 def may_carry_packets(data: bytes, path: str) -> bool:
     """Whether the module with these bytes may be one whose graphs carry packets: asked by a
-    scan of many modules before parsing any (most of a tree holds none of the markers)."""
-    return any(m in data for m in _MARKERS) or marked_path(path)
+    scan of many modules before parsing any (most of a tree holds none of the markers). Read
+    as `packet_graph_context` reads the text (`FileContext.words`: `fx.symbolic_trace` with a fullwidth
+    `s` is `fx.symbolic_trace`) where the raw bytes hold none (most texts are ASCII: O(1))."""
+    return (
+        any(m in data for m in _MARKERS)
+        or marked_path(path)
+        or (not data.isascii() and any(m in normalised_bytes(data) for m in _MARKERS))
+    )
 
 
 def marked_path(path: str) -> bool:
@@ -89,9 +96,9 @@ def _classify(ctx: FileContext) -> str | None:
     imports = [*ctx.scope.imports.values(), *ctx.scope.imported_modules]
     if compiler_internal(module) or any(n.startswith(_INDUCTOR_PASS_APIS) for n in imports):
         return COMPILER_INTERNAL
-    if "torch._C.Node" in ctx.text or "torch._C.Graph" in ctx.text:
+    if "torch._C.Node" in ctx.words or "torch._C.Graph" in ctx.words:
         return "graph converted from TorchScript IR and re-traced"
-    if not (any(n.startswith(_LEGACY) for n in imports) or "symbolic_trace" in ctx.text):
+    if not (any(n.startswith(_LEGACY) for n in imports) or "symbolic_trace" in ctx.words):
         return None
     if any(_modern(n) for n in imports):
         return None  # what the module's code names cannot make it legacy-only

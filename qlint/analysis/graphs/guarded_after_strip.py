@@ -42,7 +42,7 @@ _CALLS = frozenset({ast.Call})
 def row_runs_after_strips(ctx: FileContext, body: Body | None, row: int) -> bool:
     """Whether every call of the module function `body` whose arguments let it reach `row` is
     made on a graph its caller has just stripped to packets."""
-    if body is None or not isinstance(body.node, _FUNCS) or "overloadpacket" not in ctx.text:
+    if body is None or not isinstance(body.node, _FUNCS) or "overloadpacket" not in ctx.words:
         return False
     func = body.node
     name = func.name

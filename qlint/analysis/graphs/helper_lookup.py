@@ -83,10 +83,18 @@ def module_attribute(fw: ModuleHolder, resolver, scope, parts: list[str], depth:
     if is_torch(full):
         return None
     module, _, attr = full.rpartition(".")
+    if len(parts) > 2 and not _runs_through(fw, resolver, scope, head, parts[1:-1]):
+        return None  # `pkg.checks.f` where the package binds `checks` to something else
     other = fw.module_holding(resolver, module, scope.path, attr, function=True)
     if other is None or other is scope:
         return None
     return module_function(fw, resolver, other, attr, depth + 1)
+
+
+def _runs_through(fw, resolver, scope, head: str, middle: list[str]) -> bool:
+    from qlint.analysis.graphs.package_paths import runs_through
+
+    return runs_through(fw, resolver.project if resolver is not None else fw._project, scope, head, middle)
 
 
 def module_function(fw: ModuleHolder, resolver: Resolver, scope: ModuleScope, name: str, depth: int) -> Helper | None:

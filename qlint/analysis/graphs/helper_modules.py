@@ -13,6 +13,13 @@ helper search, gate first (`sinks.matches_through_imports`, as a file holding a 
 Without the index (one file, an editor's buffer) the text is read for a path called on, or a
 base written under, a name it imports, as the helper search reads them.
 
+A package bound by a plain import (`import pkg`, or `import pkg as p`), then a path through
+one of its modules (`pkg.checks.assert_nodes(...)`, `class T(pkg.checks.NodeChecks)`): the
+package's stem is one the index keeps too (`sink_index.helper_module_stems`), and the paths
+called on it are asked as of any import. Whether Python lets the path run (the package's
+`__init__` binding `checks` to something else) is the search's to say
+(`helper_lookup.module_attribute`).
+
 A plain import of a module under a package (`import pkg.checks`, then
 `pkg.checks.assert_nodes(...)` or `class T(pkg.checks.NodeChecks)`) binds only `pkg`, whose
 stem no helper's module has: its whole dotted name, read from the same statements
@@ -38,7 +45,7 @@ def imports_helper_module(text: str, path: str, index) -> bool:
         return any(
             _reaches_helper(text, name, full, index)
             for name, full in imports
-            if name != full and index.may_lead_to_module(full) and not of_torch(full)
+            if index.may_lead_to_module(full) and not of_torch(full)
         ) or any(
             _reaches_helper(text, name, name, index, dotted.split(".")[1:])
             for name, dotted in plain
@@ -46,10 +53,16 @@ def imports_helper_module(text: str, path: str, index) -> bool:
         )
     heads = [name for name, full in imports if name != full and not of_torch(full)]
     heads += [name for name, dotted in plain if not of_torch(dotted)]
-    if not heads:
+    # A package bound by `import pkg`: a path through one of its modules (`pkg.checks.f`).
+    packages = [name for name, full in imports if name == full and not of_torch(full)]
+    if not heads and not packages:
         return False
-    based = {parts[0] for parts in class_bases(text) if len(parts) > 1}
-    return any(name in based or attributes_called(text, name) for name in heads)
+    bases = class_bases(text)
+    based = {parts[0] for parts in bases if len(parts) > 1}
+    through = {parts[0] for parts in bases if len(parts) > 2}
+    return any(name in based or attributes_called(text, name) for name in heads) or any(
+        name in through or any(len(tail) > 1 for tail in attributes_called(text, name)) for name in packages
+    )
 
 
 def _reaches_helper(text: str, name: str, full: str, index, through: list[str] | None = None) -> bool:

@@ -72,7 +72,7 @@ def computed_getattr(ctx: FileContext) -> bool:
     a dispatch that may reach any function or method of the module. A text without the word
     needs no walk (asked on every keystroke), and one with it is walked only down the nodes
     spanning a row that spells it (`_spanning`): ao's 1,970-line observer.py holds four."""
-    if "getattr" not in ctx.text:
+    if "getattr" not in ctx.words:
         return False
     # Asked again for each finding's function (dead_code): one walk per check.
     found = ctx.cache.get(_COMPUTED_GETATTR)

@@ -56,7 +56,7 @@ class ModuleText:
         if self._bindings is None:
             if self._closed is None:
                 self._closed = _CLOSED_TARGETS.search(self.text) is not None
-            if not self._closed and not _assigned(self.text, name):
+            if not self._closed and not may_be_assigned(self.text, name):
                 return []
             self._bindings = {}
             _statements(self.text, self._bindings)
@@ -101,7 +101,7 @@ class ModuleText:
         return False
 
 
-def _assigned(text: str, name: str) -> bool:
+def may_be_assigned(text: str, name: str) -> bool:
     """Whether `name` may be assigned in the text: followed on its row by an `=` (not `==`),
     or after `as`. (Or the text has a target list closed on a row of its own, `(a,\n b) = x`,
     which `ModuleText.bindings` asks once per text: `_CLOSED_TARGETS`.)"""

@@ -69,7 +69,7 @@ def renaming_functions(ctx: FileContext) -> frozenset[tuple[str, int, int]]:
     to such lookups, where the name is not a literal and the function reads the same node's
     own target as a name. A literal name is an insertion of one packet (QL102's matter), and a
     name not read off the node may be any op: neither says the graph carries packets."""
-    if "getattr" not in ctx.text or not LOOKUP.search(ctx.text):
+    if "getattr" not in ctx.words or not LOOKUP.search(ctx.words):
         return frozenset()
     found: set[tuple[str, int, int]] = set()
     for body in bodies(ctx.tree, ctx.scope, ctx.cache):

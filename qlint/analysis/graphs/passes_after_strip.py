@@ -33,7 +33,7 @@ def called_after_strips(ctx: FileContext, body: Body | None) -> bool:
     """Whether the module function `body` is called only after its callers strip graphs."""
     if body is None or not isinstance(body.node, _FUNCS):
         return False
-    if "overloadpacket" not in ctx.text and "strip_overloads" not in ctx.text:
+    if "overloadpacket" not in ctx.words and "strip_overloads" not in ctx.words:
         return False  # neither a strip loop of the module's nor torch's strip
     func = body.node
     name = func.name

@@ -119,7 +119,7 @@ def _rewrites(ctx: FileContext) -> Iterator[tuple[ast.Call, _Traced, _Traced]]:
     """(call, pattern, replacement) of each torch subgraph rewrite of the module whose pattern
     and replacement are functions of the module or of a class's body (`_traced_function`), each
     with the scope of the module it is written in."""
-    if not rewrites_spelled(ctx.text):
+    if not rewrites_spelled(ctx.words):
         return
     owned = {id(b.node): b for b in bodies(ctx.tree, ctx.scope, ctx.cache)}
     rows = ctx.lines_containing(_NEEDLE)

@@ -29,11 +29,11 @@ _CONSUMES = ("erase_node", "replace_all_uses_with", "replace_input_with")
 def keyed_on_printed_packet(ctx: FileContext, ref: OpRef) -> bool:
     """Whether the module's own matchers find the op by the packet's printed name, and none by
     an overload's."""
-    if ref.op not in ctx.text or not any(n in ctx.text for n in _CONSUMES):
+    if ref.op not in ctx.words or not any(n in ctx.words for n in _CONSUMES):
         return False
-    if "__name__" not in ctx.text and "_pretty_print_target" not in ctx.text:
+    if "__name__" not in ctx.words and "_pretty_print_target" not in ctx.words:
         return False  # no printed name read anywhere in the module (torch's observer.py)
-    if re.search(rf"\b{re.escape(ref.namespace)}\.{re.escape(ref.op)}\.\w", ctx.text):
+    if re.search(rf"\b{re.escape(ref.namespace)}\.{re.escape(ref.op)}\.\w", ctx.words):
         return False  # an overload of the op spelled: a matcher may key on it
     keys = _printed_keys(ctx)
     names = {s for kind, strings in keys for s in strings if _names_op(kind, s, ref)}

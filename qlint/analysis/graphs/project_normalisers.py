@@ -53,7 +53,7 @@ def normalised_callees(ctx: FileContext) -> set[str]:
             names |= found
         project.normalised = (keys, names)
     # ... and this one as being checked (an editor's buffer may differ from the disk).
-    own = _normalisers(ctx) if any(n in ctx.text for n in NORMALISES) else set()
+    own = _normalisers(ctx) if any(n in ctx.words for n in NORMALISES) else set()
     return project.normalised[1] | own
 
 

@@ -119,7 +119,7 @@ def _fresh_attribute(ctx: FileContext, attr: str, wrapped: bool, strict: bool) -
 def _bound_fresh_only(ctx: FileContext, attr: str, wrapped: bool) -> bool:
     """Every binding of `.attr` in the module is `self.attr = <fresh graph>` in a method of a
     baseless class (a `GraphModule` around one when the graph is read as `.attr.graph`)."""
-    if re.search(rf"""setattr\s*\([^)]*['"]{re.escape(attr)}['"]""", ctx.text):
+    if re.search(rf"""setattr\s*\([^)]*['"]{re.escape(attr)}['"]""", ctx.words):
         return False
     resolver = Resolver(ctx.scope, ctx.project, ctx.optable)
     fresh = False

@@ -72,4 +72,19 @@ def helper_module_stems(modules: list[ModuleText], importing: list[str], names: 
     from qlint.analysis.names.modules import module_stem
 
     defining = [m.path for m in modules if any(not span[5] and span[1] in names for span in m.spans)]
-    return frozenset(map(module_stem, [*defining, *importing]))
+    return frozenset(map(module_stem, [*defining, *importing, *_packages(defining)]))
+
+
+def _packages(paths: list[str]) -> list[str]:
+    """The packages' `__init__.py` of the modules at `paths`: `import pkg`, then
+    `pkg.checks.assert_nodes(...)`, reaches a helper of `pkg/checks.py` through the package's
+    attribute, an import ending in the package's stem."""
+    import os
+
+    out = []
+    for path in paths:
+        directory = os.path.dirname(path)
+        if os.path.basename(path) == "__init__.py":
+            directory = os.path.dirname(directory)
+        out.append(os.path.join(directory, "__init__.py"))
+    return out

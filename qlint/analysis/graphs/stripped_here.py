@@ -83,7 +83,7 @@ def inserted_after_strip(ctx: FileContext, body: Body | None, packet: ast.expr) 
 
 def _function(ctx: FileContext, body: Body | None) -> ast.AST | None:
     if (
-        (_STRIP not in ctx.text and "overloadpacket" not in ctx.text)
+        (_STRIP not in ctx.words and "overloadpacket" not in ctx.words)
         or body is None
         or not isinstance(body.node, _FUNCS)
     ):

@@ -78,7 +78,7 @@ def returns_stripped(check: FileContext, ctx: FileContext, func: ast.AST) -> boo
     """Whether `func` (a function of the module `ctx`, the one `check` checks or another it
     reads) returns, whenever it returns a graph, the graph it has stripped to packets in its
     own body."""
-    if not isinstance(func, _FUNCS) or func.decorator_list or not any(w in ctx.text for w in _STRIP_WORDS):
+    if not isinstance(func, _FUNCS) or func.decorator_list or not any(w in ctx.words for w in _STRIP_WORDS):
         return False
     memo = check.cache.setdefault(_CACHE_KEY, {})
     if id(func) not in memo:

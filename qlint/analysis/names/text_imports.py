@@ -7,7 +7,8 @@ questions are asked of many modules that are never otherwise parsed, so their im
 read from the text: every `import`/`from ... import` statement, wherever it stands. That is
 a superset of the module-level imports `ModuleScope` binds (an import inside a function
 counts too), which is what a prefilter needs: it may keep a file the check then finds clean,
-never skip one the check would report.
+never skip one the check would report. Rows are read as Python reads them: a lone `\r` ends
+one (`source.lf_rows`), as in an old Mac file.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import re
 
 from qlint.analysis.names.modules import module_name_for, resolve_relative
 from qlint.lazy_patterns import lazy
+from qlint.source import lf_rows
 
 # A statement starts a row or follows a `;` (matched there: `_starts`). `from` imports take a
 # bracketed list (over rows, with comments) or the rest of the row (with line continuations).
@@ -60,6 +62,7 @@ def _statements(text: str) -> list[re.Match[str]]:
     """The matches of the text's import statements, in order."""
     out: list[re.Match[str]] = []
     if "import" in text:
+        text = lf_rows(text)  # its matches' spans are the text's
         for start in _starts(text, "import"):
             m = _STATEMENT.match(text, start)
             if m is not None:
@@ -172,6 +175,7 @@ def class_bases(text: str) -> set[tuple[str, ...]]:
     out: set[tuple[str, ...]] = set()
     if "class" not in text:
         return out
+    text = lf_rows(text)
     for start in _starts(text, "class"):
         m = _CLASS.match(text, start)
         if m is None:
