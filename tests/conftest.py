@@ -13,11 +13,13 @@ from pathlib import Path
 
 import pytest
 
+from qlint.analysis import node_memo
 from qlint.analysis.names.project import ProjectIndex
 from qlint.engine import check_source
 from qlint.fixes import fix_text
 from qlint.runner import run_check
 from qlint.settings import Settings
+from tests import kept_answer_cycles
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -33,6 +35,20 @@ def _per_file_cache_path(request, monkeypatch):
     from qlint import run_record
 
     monkeypatch.setattr(run_record, "answer", lambda *args, **kwargs: None)
+
+
+@pytest.fixture(autouse=True)
+def _no_kept_cycles():
+    """Every answer a test's checks keep on a node is searched for a cycle through that node
+    (`tests/kept_answer_cycles.py`): one found fails the test."""
+    node_memo.WITNESS = kept_answer_cycles.witness
+    kept_answer_cycles.found.clear()
+    yield
+    node_memo.WITNESS = None
+    if kept_answer_cycles.found:
+        found = sorted(set(kept_answer_cycles.found))
+        kept_answer_cycles.found.clear()
+        pytest.fail("answers kept on nodes hold a cycle through them:\n" + "\n".join(found))
 
 
 def pytest_configure(config):

@@ -123,7 +123,9 @@ def _uses(tree: ast.Module) -> dict[str, list[tuple[ast.Attribute, tuple]]]:
 
 def _index(tree: ast.Module) -> dict[str, list[tuple[ast.Attribute, tuple]]]:
     found: dict[str, list[tuple[ast.Attribute, tuple]]] = {}
-    stack: list[tuple[ast.AST, tuple]] = [(tree, ())]
+    # The module is no one's parent here: the index is kept on it (`node_memo`), and naming it
+    # would be a cycle holding the whole tree. No verdict reads past a statement.
+    stack: list[tuple[ast.AST, tuple]] = [(statement, ()) for statement in tree.body]
     while stack:
         node, parents = stack.pop()
         if isinstance(node, ast.Attribute):

@@ -23,23 +23,33 @@ def calls_of(tree: ast.Module, name: str) -> list[tuple[ast.AST, list[ast.stmt],
     uses = name_loads(tree, name)
     if not uses:
         return None  # not even named: no walk (asked for every insertion into a graph parameter)
-    sites = call_statements(tree).get(name, ())
+    sites = call_sites(tree, name)
     found = [(owner, stmts, i) for owner, stmts, i in sites if call_statement(stmts[i], name) is not None]
     return found if found and len(uses) == len(found) else None
 
 
 def call_statements(tree: ast.AST) -> dict[str, list[tuple[ast.AST, list[ast.stmt], int]]]:
     """The `f(...)` statements of the functions under `tree` (`tree` itself if one), by the
-    name `f`: (the function, its statement list, the index), in `ast.walk` order of the
-    functions. One walk, kept on `tree`, for every pass the check asks about (`calls_of`,
-    `compiled_next`). Shared: not to be changed."""
+    name `f`: (the function or, for `tree` itself, None; its statement list; the index), in
+    `ast.walk` order of the functions. One walk, kept on `tree`, for every pass the check asks
+    about (`call_sites`). Shared: not to be changed."""
     return kept_on_node(tree, _CALL_STATEMENTS, _index_call_statements)
 
 
-def _index_call_statements(tree: ast.AST) -> dict[str, list[tuple[ast.AST, list[ast.stmt], int]]]:
-    found: dict[str, list[tuple[ast.AST, list[ast.stmt], int]]] = {}
-    for owner in walk_kinds(tree, _FUNC_KINDS):
-        for stmts in statement_lists(owner):
+def call_sites(tree: ast.AST, name: str) -> list[tuple[ast.AST, list[ast.stmt], int]]:
+    """`call_statements(tree)`'s statements calling `name`, each with its function."""
+    sites = call_statements(tree).get(name, ())
+    if type(tree) not in _FUNC_KINDS:
+        return sites
+    return [(tree if owner is None else owner, stmts, index) for owner, stmts, index in sites]
+
+
+def _index_call_statements(tree: ast.AST) -> dict[str, list[tuple[ast.AST | None, list[ast.stmt], int]]]:
+    found: dict[str, list[tuple[ast.AST | None, list[ast.stmt], int]]] = {}
+    for func in walk_kinds(tree, _FUNC_KINDS):
+        # A function's own statements are under None: the index is kept on it (`node_memo`).
+        owner = None if func is tree else func
+        for stmts in statement_lists(func):
             for index, stmt in enumerate(stmts):
                 if (
                     isinstance(stmt, ast.Expr)

@@ -26,7 +26,7 @@ import ast
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs import graph_readers, init_fields
 from qlint.analysis.graphs.blind_passes import blind_pass
-from qlint.analysis.graphs.call_statements import SIMPLE, call_statements, statement_lists
+from qlint.analysis.graphs.call_statements import SIMPLE, call_sites, statement_lists
 from qlint.analysis.graphs.graph_parameter_passes import graph_parameter_pass
 from qlint.analysis.graphs.graph_readers import dotted_name, mentions
 from qlint.analysis.names.functions import Body
@@ -62,7 +62,7 @@ def _call_sites(tree: ast.Module, name: str) -> list[tuple[ast.AST, ast.stmt, st
     if not uses:
         return None
     found = []
-    for owner, stmts, index in call_statements(tree).get(name, ()):
+    for owner, stmts, index in call_sites(tree, name):
         graph = _pass_statement(stmts[index], name)
         if graph is not None:
             found.append((owner, stmts[index], graph))
