@@ -20,7 +20,9 @@ a wrong type) is a miss and is dropped; a cache is never a reason for a run to f
 
 Kept in modules of their own: the shards the entries live in (`cache_shards`), the run's
 stats of the files (`cache_stats`), and the dependencies that are not one file's content,
-with what a run record needs (`cache_derived`).
+with what a run record needs (`cache_derived`). The cache holds the last two as objects
+(`stats`, `derived`), not as bases: each part is read in its own file, and what the derived
+dependencies use of the run's stats and the cache's stores is handed to them by name.
 """
 
 from __future__ import annotations
@@ -36,12 +38,12 @@ from typing import Any
 from qlint import __version__, checksummed_files, key_digests, listed_dependencies
 from qlint.analysis import wrapper_record
 from qlint.analysis.names import shadowed_names
-from qlint.analysis.project_files import disk_files, parse_listing_dependency, saved_listings
+from qlint.analysis.project_files import disk_files, parse_listing_dependency
 from qlint.analysis.racy_stats import RACY_NS
 from qlint.cache_derived import DerivedDependencies
 from qlint.cache_keys import cache_dir_for, cache_key
 from qlint.cache_shards import _markers_first, _ShardedEntries, _valid_entry, shard_of
-from qlint.cache_stats import _UNSEEN
+from qlint.cache_stats import _UNSEEN, RunStats
 from qlint.diagnostic import diagnostic_from_dict, diagnostic_to_dict
 from qlint.listing_store import ListingStore
 from qlint.results import FileResult, content_hash
@@ -57,7 +59,7 @@ _HEADER = b"qlint-cache-5\n"
 _UNTRUSTED = -1
 
 
-class Cache(DerivedDependencies):
+class Cache:
     def __init__(self, directory: Path, fingerprint: str):
         self.directory = Path(directory)
         self.shards = self.directory / __version__ / f"{fingerprint}.results"
@@ -68,10 +70,9 @@ class Cache(DerivedDependencies):
         self.wrappers = WrapperStore(self.directory / __version__ / f"{fingerprint}.wrappers")
         # Paths whose side file (`listed_dependencies`) no entry names any more: removed at `save`.
         self._unnamed_sides: set[str] = set()
-        # Directory listings kept between runs, per root (`qlint.listing_store`): the roots
-        # read back this run, and those under which a directory was listed afresh since.
-        self.listings = ListingStore(self.directory / __version__ / f"{fingerprint}.listings")
-        super().__init__()
+        self.stats = RunStats()
+        listings = ListingStore(self.directory / __version__ / f"{fingerprint}.listings")
+        self.derived = DerivedDependencies(self.stats, self.shards, self.wrappers, listings)
 
     @property
     def dirty(self) -> bool:
@@ -104,10 +105,12 @@ class Cache(DerivedDependencies):
             self._unnamed_sides.add(path)
             return None
         size, mtime_ns, digest, diagnostics, deps, dep_stats = entry
+        stats, derived = self.stats, self.derived
+        seen = stats.seen
         # A result looked up earlier in the run may have stat'ed it as its dependency (the
         # project scans' results depend on every module): that stat is the run's view of it,
         # taken once. A second lookup of the path stats again (the file may have changed).
-        now = self._unlooked.pop(path, _UNSEEN)
+        now = stats.unlooked.pop(path, _UNSEEN)
         if now is _UNSEEN:
             try:
                 st = os.stat(path)
@@ -117,25 +120,24 @@ class Cache(DerivedDependencies):
         elif now is None:
             return None
         # Remembered for the run: a module checked here is also a dependency of others.
-        self._stats[path] = now
+        seen[path] = now
         if size == _UNTRUSTED or now != (size, mtime_ns):
             current = self._hash_file(path)
             if current != digest:
                 return None
             # Same content, new stat: remember it so the next run stats only.
             self.entries[path] = (*self._stat_key_values(*now), digest, diagnostics, deps, dep_stats)
-        listed = self._listings_unchanged(deps)
+        listed = derived.listings_unchanged(deps)
         refresh = listed is None
         if refresh:  # a listing changed: its set-aside dependencies are checked one by one
-            restored = self._restored(path, deps, dep_stats)
+            restored = derived.restored(path, deps, dep_stats)
             if restored is None:
                 return None
             deps, dep_stats = restored
             listed = frozenset()
-        stats = self._stats
-        wrappers = self._wrapper_deps  # most results name the one wrapper index: asked first
-        for dep, dep_digest in self._unvouched(deps, dep_stats):  # thousands per result
-            now = stats.get(dep, _UNSEEN)
+        wrappers = derived.wrapper_deps  # most results name the one wrapper index: asked first
+        for dep, dep_digest in stats.unvouched(deps, dep_stats):  # thousands per result
+            now = seen.get(dep, _UNSEEN)
             if now is _UNSEEN:
                 if dep in wrappers:
                     if wrappers[dep] != dep_digest:
@@ -145,27 +147,27 @@ class Cache(DerivedDependencies):
                     return None
                 if dep.startswith(listed_dependencies.LISTED_PREFIX):
                     if listed_dependencies.parse_listed_key(dep) in listed:
-                        continue  # a marker `_listings_unchanged` found equal
+                        continue  # a marker `listings_unchanged` found equal
                     return None
                 listing = parse_listing_dependency(dep)
                 if listing is not None:
-                    if listing[:2] not in listed and not self._no_new_match(path, deps, *listing):
+                    if listing[:2] not in listed and not derived.no_new_match(path, deps, *listing):
                         return None
                     continue
                 if dep.startswith(wrapper_record.PREFIX):
-                    if self._wrapper_digest(dep) != dep_digest:
+                    if derived.wrapper_digest(dep) != dep_digest:
                         return None
                     continue
                 if dep.startswith(shadowed_names.PREFIX):
-                    if self._shadow_digest(dep) != dep_digest:
+                    if derived.shadow_digest(dep) != dep_digest:
                         return None
                     continue
-                if dep_digest == "" and self._not_walked(dep.removesuffix(os.sep)):
-                    stats[dep] = None  # recorded absent, still absent: the run's view of it
-                    self._walked_absent.add(dep)
-                    self._absent.add((dep, ""))
+                if dep_digest == "" and stats.not_walked(dep.removesuffix(os.sep)):
+                    seen[dep] = None  # recorded absent, still absent: the run's view of it
+                    stats.walked_absent.add(dep)
+                    stats.absent.add((dep, ""))
                     continue
-                now = self._stat_now(dep)
+                now = stats.stat_now(dep)
             if type(dep_digest) is not str:
                 return None
             if now is not None and now == dep_stats.get(dep):
@@ -173,7 +175,7 @@ class Cache(DerivedDependencies):
                 # (in another shard, perhaps) nor at its content.
                 continue
             if dep_digest == "" and now is None:
-                self._absent.add((dep, ""))
+                stats.absent.add((dep, ""))
                 continue  # still absent: no need to load the shard a file there would be in
             if dep_digest == "" and dep.endswith(os.sep):
                 return None  # a directory recorded absent (`import_paths.tried_before`) is there
@@ -193,7 +195,7 @@ class Cache(DerivedDependencies):
         if refresh:
             # Valid, though a listing's fingerprint differed (a touch, an unrelated new file):
             # stored again with the stats of now, so the next run compares fingerprints again.
-            self.store(result, *self._stats[path], digest)
+            self.store(result, *seen[path], digest)
         return result
 
     def current_hash(self, path: str) -> str:
@@ -322,11 +324,7 @@ class Cache(DerivedDependencies):
             with contextlib.suppress(OSError):
                 listed_dependencies.side_file(self.shards, path).unlink()
         self._unnamed_sides.clear()
-        for root in sorted(self._relisted):
-            kept = saved_listings(root)
-            if kept:
-                self.listings.save(root, kept)
-        self._relisted.clear()
+        self.derived.save_listings()
         key_digests.save_kept(self.directory)
 
     def load_shard(self, shard: int) -> dict[str, tuple]:

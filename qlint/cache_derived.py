@@ -1,34 +1,50 @@
 """The dependencies of cached results that are not one file's content (`DerivedDependencies`,
-a part of `cache.Cache`): the listing of a directory a whole-project scan read (its needles
-held by no file it did not read, `project_files.listing_dependency`, or its fingerprint
-behind a marker, `listed_dependencies`), the digest of the project's wrapper names
-(`wrapper_record`) and the entries of the standard or installed names under roots
-(`shadowed_names`). Each is worked out once per run, with the run's stats (`RunStats`),
-from the stores the cache opens (its `shards`, `wrappers` and `listings`); and what a run
-record needs of them and of those stats (`observations`)."""
+the `derived` a `cache.Cache` holds): the listing of a directory a whole-project scan read
+(its needles held by no file it did not read, `project_files.listing_dependency`, or its
+fingerprint behind a marker, `listed_dependencies`), the digest of the project's wrapper
+names (`wrapper_record`) and the entries of the standard or installed names under roots
+(`shadowed_names`). Each is worked out once per run, with the run's stats (the cache's
+`RunStats`, handed over rather than inherited: one object sees each path once, whichever
+part asks), from the stores the cache opens (its shards, wrapper records and kept
+listings); and what a run record needs of them and of those stats (`observations`)."""
 
 from __future__ import annotations
 
 import contextlib
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 from qlint import listed_dependencies
 from qlint.analysis import wrapper_record
 from qlint.analysis.names import shadowed_names
-from qlint.analysis.project_files import disk_files, holds_any, kept_listing, listings_made, restore_listings
+from qlint.analysis.project_files import (
+    disk_files,
+    holds_any,
+    kept_listing,
+    listings_made,
+    restore_listings,
+    saved_listings,
+)
 from qlint.cache_stats import _UNSEEN, RunStats
+from qlint.listing_store import ListingStore
+from qlint.wrapper_store import WrapperStore
 
 
-class DerivedDependencies(RunStats):
-    def __init__(self) -> None:
-        super().__init__()
+class DerivedDependencies:
+    def __init__(self, stats: RunStats, shards: Path, wrappers: WrapperStore, listings: ListingStore) -> None:
+        self.stats = stats
+        self.shards = shards  # where the results' side files (`listed_dependencies`) are read back
+        self.wrappers = wrappers
+        # Directory listings kept between runs, per root (`qlint.listing_store`): the roots
+        # read back this run, and those under which a directory was listed afresh since.
+        self.listings = listings
         self._listings: dict[tuple[str, bool], list[str]] = {}  # (root, recursive) -> files this run
         self._listed: dict[tuple[str, bool], str | None] = {}  # (root, recursive) -> fingerprint now
         self._holds: dict[tuple[str, tuple[bytes, ...]], bool] = {}
         self._wrapper_digests: dict[str, str | None] = {}  # root -> the index's digest this run
         self._wrapper_records: dict[str, wrapper_record.Record | None] = {}  # root -> as loaded this run
-        self._wrapper_deps: dict[str, str | None] = {}  # the dependency naming it -> the same
+        self.wrapper_deps: dict[str, str | None] = {}  # the dependency naming it -> the same
         self._shadow_roots: dict[str, str] = {}  # root -> its entries `shadowed_names` reads
         self._kept_roots: set[str] = set()
         self._relisted: set[str] = set()
@@ -50,26 +66,27 @@ class DerivedDependencies(RunStats):
         unwalked: dict[str, None] = {}
         if not all(self._walked_below(os.path.abspath(root), recursive, unwalked) for root, recursive in roots):
             return None
-        for file, _needles in self._holds:  # read for `_no_new_match`: its stat vouches for it
-            self._stat_now(file)
+        for file, _needles in self._holds:  # read for `no_new_match`: its stat vouches for it
+            self.stats.stat_now(file)
         # A path the walk saw absent is vouched for by the stat of the walked directory whose
         # listing lacks it (creating it, or a directory on the way, moves that stat), which
         # the record keeps: not stat'ed again one by one (every lookup's tried paths are
         # dependencies, `import_paths.tried_before`: tens of thousands on ExecuTorch).
-        walked_absent = self._walked_absent
-        seen = {p: s for p, s in self._stats.items() if s is not None or p not in walked_absent}
+        walked_absent = self.stats.walked_absent
+        seen = {p: s for p, s in self.stats.seen.items() if s is not None or p not in walked_absent}
         return seen, list(unwalked)
 
     def _walked_below(self, root: str, recursive: bool, unwalked: dict[str, None]) -> bool:
         """Whether listing `root`, a directory the run's discovery walked, took only directories
         it walked or whose kept listing still holds (those added to `unwalked`: a directory
         the walk entered by another path, through a link, or one it excluded)."""
-        if root not in self.walked:
+        walked = self.stats.walked
+        if root not in walked:
             return False
         pending = [root]
         while pending:
             directory = pending.pop()
-            listing = self.walked.get(directory)
+            listing = walked.get(directory)
             if listing is None:
                 listing = kept_listing(directory)
                 if listing is None or listing[2]:
@@ -79,7 +96,7 @@ class DerivedDependencies(RunStats):
                 pending.extend(listing[0])
         return True
 
-    def _listings_unchanged(self, deps: dict) -> frozenset[tuple[str, bool]] | None:
+    def listings_unchanged(self, deps: dict) -> frozenset[tuple[str, bool]] | None:
         """The (root, recursive) of every marker among `deps` if each listing's fingerprint
         is the one recorded (empty without markers); None when one differs. Markers come
         first (`listed_dependencies.set_aside`): the scan stops at the first other key, so
@@ -101,9 +118,10 @@ class DerivedDependencies(RunStats):
         if key in self._listed:
             return self._listed[key]
         items = []
+        stat_now = self.stats.stat_now
         files = self._snapshot_files(root) if recursive else None
         for file in files if files is not None else self._listing(root, recursive):
-            stat = self._stat_now(file)
+            stat = stat_now(file)
             if stat is None:  # gone between the listing and its stat
                 items = None
                 break
@@ -126,9 +144,9 @@ class DerivedDependencies(RunStats):
         record = self._wrapper_record(root)
         if record is None or record.root != root or record.snapshot is None:
             return None
-        return record.snapshot.files if record.unchanged(self._stats_of) else None
+        return record.snapshot.files if record.unchanged(self.stats.stats_of) else None
 
-    def _restored(self, path: str, deps: dict, dep_stats: dict) -> tuple[dict, dict] | None:
+    def restored(self, path: str, deps: dict, dep_stats: dict) -> tuple[dict, dict] | None:
         """The entry's dependencies with those set aside behind its markers read back; None
         when the side file is missing or was written for other markers."""
         markers = {d: v for d, v in deps.items() if type(d) is str and d.startswith(listed_dependencies.LISTED_PREFIX)}
@@ -145,17 +163,17 @@ class DerivedDependencies(RunStats):
         files = self._listings.get((root, recursive))
         if files is None:
             with self._kept_listings(root):
-                files = self._listings[root, recursive] = disk_files(root, recursive, self.walked)
+                files = self._listings[root, recursive] = disk_files(root, recursive, self.stats.walked)
         return files
 
     @contextlib.contextmanager
     def _kept_listings(self, root: str) -> Iterator[None]:
         """While inside, the directories under `root` are listed from what an earlier run
         kept of them, each still only while its stamp is the one kept (`project_files._listed`);
-        the listings made afresh meanwhile are kept at `save`. Not where the run's file
+        the listings made afresh meanwhile are kept at `save_listings`. Not where the run's file
         discovery walked the root: it listed every directory there already."""
         root = os.path.abspath(root)
-        if root not in self._kept_roots and root not in self.walked:
+        if root not in self._kept_roots and root not in self.stats.walked:
             self._kept_roots.add(root)
             kept = self.listings.load(root)
             if kept is not None:
@@ -168,12 +186,12 @@ class DerivedDependencies(RunStats):
             if listings_made() != made:
                 self._relisted.add(root)
 
-    def _wrapper_digest(self, dep: str) -> str | None:
+    def wrapper_digest(self, dep: str) -> str | None:
         """The digest of the project's wrapper names now (`wrapper_record`), once per run and
         dependency (3,600 results name the same one on ExecuTorch): kept on disk and checked
         by stats, over the directories the run listed; worked out again only after a file
         that could change it."""
-        known = self._wrapper_deps.get(dep, _UNSEEN)
+        known = self.wrapper_deps.get(dep, _UNSEEN)
         if known is not _UNSEEN:
             return known
         root = wrapper_record.parse_dependency(dep)
@@ -183,41 +201,42 @@ class DerivedDependencies(RunStats):
             digest = self._wrapper_digests[root]
         else:
             record = self._wrapper_record(root)
-            if record is not None and record.unchanged(self._stats_of):
+            if record is not None and record.unchanged(self.stats.stats_of):
                 # No listing needed: every directory kept its stamp. The marker of a root with
                 # no index stands for none, as `rebuilt_digest` would find.
                 digest = record.digest if record.indexed else None
             else:
                 digest = self._checked_wrapper_digest(root, record)
             self._wrapper_digests[root] = digest
-        self._wrapper_deps[dep] = digest
+        self.wrapper_deps[dep] = digest
         return digest
 
-    def _shadow_digest(self, dep: str) -> str:
+    def shadow_digest(self, dep: str) -> str:
         """`shadowed_names.digest_now` of a dependency's roots, once per run and dependency
         (the results of one directory name the same), kept with the wrapper digests so that
         the next result asks for it first. The roots' stats go to the run record: an entry
         created or removed in one moves it."""
         roots = shadowed_names.roots_of(dep)
         for root in roots:
-            self._stat_now(root)
-        digest = self._wrapper_deps[dep] = shadowed_names.digest_now(roots, self._shadow_roots)
+            self.stats.stat_now(root)
+        digest = self.wrapper_deps[dep] = shadowed_names.digest_now(roots, self._shadow_roots)
         return digest
 
     def _checked_wrapper_digest(self, root: str, record: wrapper_record.Record | None) -> str | None:
-        """`_wrapper_digest` the long way: the record checked file by file over the listing
+        """`wrapper_digest` the long way: the record checked file by file over the listing
         (and kept again with what it took in), else the index worked out again."""
+        stats = self.stats
         with self._kept_listings(root):
-            if record is not None and record.still_valid(self._stat_now, self.walked, self._stats_of):
+            if record is not None and record.still_valid(stats.stat_now, stats.walked, stats.stats_of):
                 if record.dirty:
                     self.wrappers.save(record)
                 return record.digest if record.indexed else None
             from qlint.analysis.graphs.wrapper_index import rebuilt_digest
 
             self._rebuilt = True
-            return rebuilt_digest(root, self.wrappers, self.walked)
+            return rebuilt_digest(root, self.wrappers, stats.walked)
 
-    def _no_new_match(self, path: str, deps: dict, root: str, recursive: bool, needles: tuple[bytes, ...]) -> bool:
+    def no_new_match(self, path: str, deps: dict, root: str, recursive: bool, needles: tuple[bytes, ...]) -> bool:
         """No file under `root` that the result did not read (one created since) holds a needle."""
         for file in self._listing(root, recursive):
             if file == path or file in deps:
@@ -228,3 +247,12 @@ class DerivedDependencies(RunStats):
             if known:
                 return False
         return True
+
+    def save_listings(self) -> None:
+        """Keep the listings made afresh under the roots read back this run (`_kept_listings`),
+        for the next run to restore; at the cache's `save`, with its shards."""
+        for root in sorted(self._relisted):
+            kept = saved_listings(root)
+            if kept:
+                self.listings.save(root, kept)
+        self._relisted.clear()

@@ -80,7 +80,7 @@ def run_check(
     if progress is not None:  # an object with start(total) and advance(n) (qlint.progress)
         progress.start(len(found.files))
     if cache is not None:
-        cache.walked, cache.walked_names = found.listings, found.names
+        cache.stats.walked, cache.stats.walked_names = found.listings, found.names
     results: dict[str, FileResult] = {}
     todo: list[str] = []
     for path in found.files:

@@ -693,7 +693,7 @@ def test_an_absent_dependency_the_walk_saw_absent_is_not_stated(tmp_path, monkey
     def warm() -> bool:
         found = discover([str(tmp_path)], settings(tmp_path))
         c = Cache(tmp_path / "cache", "fp")
-        c.walked, c.walked_names = found.listings, found.names
+        c.stats.walked, c.stats.walked_names = found.listings, found.names
         seen.clear()  # (os.stat is the os module's: discovery's own stats are not counted)
         return c.lookup(str(f)) is not None
 
