@@ -39,12 +39,12 @@ table's row is the p90. The sample leans to long modules (half of it is the larg
 spread is the heavier side of what the prefilter admits. `--survey 0` leaves it out.
 
 Peak memory varies between runs of the same command by the work split, not by load: a run
-over many bytes checks in several processes (the parent and its workers, `qlint.runner`),
+over many bytes checks in several processes (the parent and its workers, `qlint.worker_pool`),
 each taking the next chunk of files when it is free, and the peak is the sum of the
 processes' highest points. Which process checks a memory-heavy module (one whose check
 parses many callers) depends on timing, and the parent, which holds the run's results and
 state besides, costs more for the same checks than a worker (the chunks of one package go
-to one process, `runner._Affinity`, which took ExecuTorch's spread from 170-188 MiB to
+to one process, `check_chunks._Affinity`, which took ExecuTorch's spread from 170-188 MiB to
 165-166). Hence medians over `--runs` (3 by default), with the highest printed beside them.
 """
 

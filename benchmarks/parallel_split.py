@@ -32,13 +32,16 @@ import time
 def _instrumented(log_dir: str):
     """Patches the runner so that every process logs its events under `log_dir`; returns
     a function that puts everything back."""
-    from qlint import discovery, runner
+    from qlint import discovery, file_checks, runner, worker_pool
 
     def log(kind: str, **fields) -> None:
         with open(os.path.join(log_dir, f"{os.getpid()}.jsonl"), "a") as fh:
             fh.write(json.dumps({"k": kind, "w": time.perf_counter(), "c": time.process_time(), **fields}) + "\n")
 
-    real = {name: getattr(runner, name) for name in ("_wrapper_index", "_pool", "_check_one_uncached", "_map")}
+    # Each patched where it is looked up: the runner's `_wrapper_index` and `_map`, the pool's
+    # `_pool`, and the check the workers are handed by name (`file_checks`).
+    where = {"_wrapper_index": runner, "_pool": worker_pool, "_check_one_uncached": file_checks, "_map": runner}
+    real = {name: getattr(module, name) for name, module in where.items()}
     real_discover = discovery.discover
 
     def discover(*args, **kwargs):
@@ -66,7 +69,7 @@ def _instrumented(log_dir: str):
 
     # Workers are handed the function by name (pickled by reference): the patch must pass for it.
     check_one.__name__ = check_one.__qualname__ = "_check_one_uncached"
-    check_one.__module__ = runner.__name__
+    check_one.__module__ = file_checks.__name__
 
     def map_(func, *args, **kwargs):
         if func is real["_check_one_uncached"]:
@@ -75,12 +78,14 @@ def _instrumented(log_dir: str):
         log("mapped")
 
     discovery.discover = discover
-    runner._wrapper_index, runner._pool, runner._check_one_uncached, runner._map = wrapper_index, pool, check_one, map_
+    patched = {"_wrapper_index": wrapper_index, "_pool": pool, "_check_one_uncached": check_one, "_map": map_}
+    for name, value in patched.items():
+        setattr(where[name], name, value)
 
     def restore() -> None:
         discovery.discover = real_discover
         for name, value in real.items():
-            setattr(runner, name, value)
+            setattr(where[name], name, value)
 
     return log, restore
 

@@ -52,10 +52,10 @@ def parse_listed_key(dep: str) -> tuple[str, bool] | None:
 
 def fingerprint(items: Iterable[tuple[str, Stat]]) -> str:
     """The digest of (path, size, mtime_ns) triples in path order (a listing, or the files of
-    a snapshot that vouches for one, `Cache._snapshot_files`, which keeps another order), as
-    marshal's version 0 writes them: the same values always give the same bytes (later
-    versions mark interned and shared objects, which depend on where a string came from),
-    several times faster than formatting text."""
+    a snapshot that vouches for one, `DerivedDependencies._snapshot_files`, which keeps
+    another order), as marshal's version 0 writes them: the same values always give the same
+    bytes (later versions mark interned and shared objects, which depend on where a string
+    came from), several times faster than formatting text."""
     flat = sorted((path, stat[0], stat[1]) for path, stat in items)
     return sha256_hex(marshal.dumps(flat, 0))
 
@@ -88,7 +88,7 @@ def set_aside(
             moved.update(file for file, _ in items if file != path)
     if not markers:
         return None
-    kept = dict(markers)  # first: `Cache._listings_unchanged` reads up to the first other key
+    kept = dict(markers)  # first: `DerivedDependencies.listings_unchanged` reads up to the first other key
     kept.update((dep, digest) for dep, digest in deps.items() if dep not in moved)
     kept_stats = {dep: stat for dep, stat in dep_stats.items() if dep not in moved}
     return kept, kept_stats, {dep: deps[dep] for dep in moved}, {dep: dep_stats[dep] for dep in moved}

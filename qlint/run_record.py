@@ -137,7 +137,7 @@ def write(cache, paths: Sequence[str], settings, found, results) -> None:
     what discovery and the lookups looked at can vouch for them next time."""
     if found.errors:
         return
-    observed = cache.observations()
+    observed = cache.derived.observations()
     if observed is None:
         return
     seen, unwalked = observed

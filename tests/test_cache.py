@@ -11,7 +11,8 @@ import pytest
 
 from qlint import cache as cache_mod
 from qlint import checksummed_files
-from qlint.cache import Cache, shard_of
+from qlint.cache import Cache
+from qlint.cache_shards import shard_of
 from qlint.diagnostic import (
     Applicability,
     Diagnostic,
@@ -466,7 +467,7 @@ def test_a_corrupt_cache_never_fails_the_cli(tmp_path, capsys):
 
 def _spread(tmp_path, n):
     """Files in `n` directories with distinct shards."""
-    from qlint.cache import shard_of
+    from qlint.cache_shards import shard_of
 
     files, shards = [], set()
     i = 0
@@ -692,7 +693,7 @@ def test_an_absent_dependency_the_walk_saw_absent_is_not_stated(tmp_path, monkey
     def warm() -> bool:
         found = discover([str(tmp_path)], settings(tmp_path))
         c = Cache(tmp_path / "cache", "fp")
-        c.walked, c.walked_names = found.listings, found.names
+        c.stats.walked, c.stats.walked_names = found.listings, found.names
         seen.clear()  # (os.stat is the os module's: discovery's own stats are not counted)
         return c.lookup(str(f)) is not None
 

@@ -159,8 +159,8 @@ def test_a_side_file_that_cannot_be_read_back_is_a_miss_when_needed(tmp_path, da
 
 
 def test_the_fingerprint_depends_on_every_path_and_stat_not_their_order():
-    # Not the order: a listing and a snapshot that vouches for it (`Cache._snapshot_files`)
-    # hold the same files in different orders.
+    # Not the order: a listing and a snapshot that vouches for it
+    # (`DerivedDependencies._snapshot_files`) hold the same files in different orders.
     base = [("/a.py", (1, 2)), ("/b.py", (3, 4))]
     fp = listed_dependencies.fingerprint(base)
     assert fp == listed_dependencies.fingerprint([("/a.py", [1, 2]), ("/b.py", (3, 4))])

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import qlint.engine
-from qlint import runner
+from qlint import check_chunks, file_checks, runner, worker_pool, worker_process
 from qlint.diagnostic import Range
 from qlint.rules import RULES
 from qlint.rules.base import Rule
@@ -101,7 +101,7 @@ def test_workers_inherit_the_op_table_loaded_before_the_fork(tmp_path):
     from qlint import optable
 
     optable._load_default.cache_clear()
-    with runner._pool(1, settings(tmp_path)) as pool:
+    with worker_pool._pool(1, settings(tmp_path)) as pool:
         assert _op_tables_loaded() == (1, True)
         assert pool.submit(_op_tables_loaded).result() == (1, True)
 
@@ -126,7 +126,7 @@ def test_results_with_three_processes_equal_serial_results(tmp_path):
 
 def test_small_runs_stay_in_process(tmp_path, monkeypatch):
     src = tree(tmp_path, 3)
-    monkeypatch.setattr(runner, "_pool", lambda *a: pytest.fail("a pool for three files"))
+    monkeypatch.setattr(worker_pool, "_pool", lambda *a: pytest.fail("a pool for three files"))
     run = run_check([str(src)], settings(tmp_path), use_cache=False, jobs=2)
     assert len(run.results) == 3
 
@@ -149,12 +149,12 @@ def test_a_parallel_run_loads_the_pool_while_the_index_child_works_and_a_serial_
     # holds what its pool loads: nothing is left for after the index, when one core idles.
     # A run of one process, which imports the checks' modules meanwhile instead, loads none.
     code = (
-        "import sys\nfrom qlint import runner\n"
+        "import sys\nfrom qlint import runner, worker_pool\n"
         "def pool_modules():\n"
         "    return sorted(m for m in sys.modules if m.startswith(('multiprocessing', 'concurrent')))\n"
-        "runner._import_for_checks()\nprint(pool_modules() == [])\n"
-        "runner._load_for_workers()\nloaded = pool_modules()\n"
-        "with runner._pool(1, runner.Settings()) as pool:\n"
+        "worker_pool._import_for_checks()\nprint(pool_modules() == [])\n"
+        "worker_pool._load_for_workers()\nloaded = pool_modules()\n"
+        "with worker_pool._pool(1, runner.Settings()) as pool:\n"
         "    assert pool.submit(abs, -1).result() == 1\n"
         "print(pool_modules() == loaded, 'multiprocessing.popen_fork' in loaded)\n"
     )
@@ -168,8 +168,10 @@ def test_a_crashing_file_costs_only_itself(tmp_path, crash_rule, monkeypatch):
     # next ones; its crash would end the run).
     (src / "m000.py").write_text("CRASH_NOW\n" + "# padding\n" * 500)
     isolated = []
-    isolate = runner._isolate
-    monkeypatch.setattr(runner, "_isolate", lambda func, paths, s: isolated.extend(paths) or isolate(func, paths, s))
+    isolate = worker_pool._isolate
+    monkeypatch.setattr(
+        worker_pool, "_isolate", lambda func, paths, s: isolated.extend(paths) or isolate(func, paths, s)
+    )
     run = run_check([str(src)], settings(tmp_path, select=("QL904",)), use_cache=True, jobs=2)
     # One process per file only for what the dead worker had been given, not for the
     # parent's share.
@@ -185,7 +187,7 @@ def test_a_crashing_file_costs_only_itself(tmp_path, crash_rule, monkeypatch):
 def test_unreadable_file_is_an_error_not_a_crash(tmp_path):
     # As root nothing is unreadable by permissions; a directory fails `open` for real.
     (tmp_path / "dir.py").mkdir()
-    result, *_ = runner._check_one(str(tmp_path / "dir.py"), settings(tmp_path))
+    result, *_ = file_checks._check_one(str(tmp_path / "dir.py"), settings(tmp_path))
     assert result.diagnostics == [] and "cannot read: Is a directory" in result.errors[0]
 
 
@@ -256,7 +258,7 @@ def test_chunks_keep_neighbours_together_heaviest_first_and_cover_everything(tmp
             p = tmp_path / package / f"m{i:02}.py"
             p.write_text("x" * (1000 if (package, i) == ("b", 5) else 100))
             paths.append(str(p))
-    head, tail = runner._chunk_parts(list(reversed(paths)), 2)
+    head, tail = check_chunks._chunk_parts(list(reversed(paths)), 2)
     chunks = head + tail
     assert sorted(p for c in chunks for p in c) == sorted(paths)
     assert str(tmp_path / "b" / "m05.py") in chunks[0]
@@ -276,22 +278,24 @@ def test_a_process_takes_the_chunks_of_the_packages_it_checked_first(tmp_path):
             p = tmp_path / package / f"m{i:02}.py"
             p.write_text("x" * 1000)
             paths.append(str(p))
-    head, tail = runner._chunk_parts(paths, 2)
-    pending = runner._Affinity(head, tail)
-    taken = {runner._POOL: [], runner._PARENT: []}
-    for taker in [runner._POOL, runner._PARENT] * len(head):
+    head, tail = check_chunks._chunk_parts(paths, 2)
+    pending = check_chunks._Affinity(head, tail)
+    taken = {check_chunks._POOL: [], check_chunks._PARENT: []}
+    for taker in [check_chunks._POOL, check_chunks._PARENT] * len(head):
         if len(pending) > len(tail):
             taken[taker].append(pending.take(taker))
 
     def packages(chunks):
         return {os.path.basename(os.path.dirname(p)) for chunk in chunks for p in chunk}
 
-    assert abs(len(taken[runner._POOL]) - len(taken[runner._PARENT])) <= 1
+    assert abs(len(taken[check_chunks._POOL]) - len(taken[check_chunks._PARENT])) <= 1
     # Heaviest first alone: a and b to both. Here b's to the parent, which takes a's once b's
     # are all checked (the pool took more chunks of a than the parent of b).
-    assert packages(taken[runner._POOL]) == {"a"}
-    assert [c for c in taken[runner._PARENT] if packages([c]) == {"b"}] == [c for c in head if packages([c]) == {"b"}]
-    assert [pending.take(runner._POOL) for _ in tail] == tail
+    assert packages(taken[check_chunks._POOL]) == {"a"}
+    assert [c for c in taken[check_chunks._PARENT] if packages([c]) == {"b"}] == [
+        c for c in head if packages([c]) == {"b"}
+    ]
+    assert [pending.take(check_chunks._POOL) for _ in tail] == tail
 
 
 def test_a_batch_frees_each_files_cycles_without_rescanning_what_it_keeps():
@@ -454,8 +458,8 @@ def test_results_leave_their_dependencies_to_the_cache(tmp_path, monkeypatch, jo
 def test_a_run_without_cache_gets_no_dependencies_from_its_workers(tmp_path):
     pkg = _reader_and_module(tmp_path)
     match = str(pkg / "match.py")
-    assert str(pkg / "ops.py") in runner._check_one(match, settings(tmp_path))[0].dependencies
-    result, *_ = runner._check_one_uncached(match, settings(tmp_path))
+    assert str(pkg / "ops.py") in file_checks._check_one(match, settings(tmp_path))[0].dependencies
+    result, *_ = file_checks._check_one_uncached(match, settings(tmp_path))
     assert [d.code for d in result.diagnostics] == ["QL101"] and result.dependencies == {}
 
 
@@ -463,16 +467,16 @@ def test_a_worker_hands_freed_memory_back_after_a_heavy_file_only(tmp_path, monk
     # A worker's memory would stay at its highest point, and the run's peak is the sum over
     # the workers: after a check that allocated much, what it freed goes back to the system.
     released = []
-    monkeypatch.setattr(runner, "_malloc_trim", released.append)
-    monkeypatch.setattr(runner, "_worker_settings", settings(tmp_path))
+    monkeypatch.setattr(worker_process, "_malloc_trim", released.append)
+    monkeypatch.setattr(worker_process, "_worker_settings", settings(tmp_path))
     slow = {"heavy.py"}
 
     def check(path, _settings):
         if path in slow:
-            _burn_cpu(runner._RELEASE_AFTER_SECONDS)
+            _burn_cpu(worker_process._RELEASE_AFTER_SECONDS)
         return path
 
-    assert runner._run_chunk(check, ["light.py", "heavy.py", "light2.py"]) == [
+    assert worker_process._run_chunk(check, ["light.py", "heavy.py", "light2.py"]) == [
         ("light.py", "light.py"),
         ("heavy.py", "heavy.py"),
         ("light2.py", "light2.py"),
@@ -491,21 +495,21 @@ def test_a_check_that_only_waited_for_a_core_is_no_heavy_file(tmp_path, monkeypa
     # machine: what it allocated, not how long it waited, decides whether to trim after it
     # (ExecuTorch at a load of 20: 2,440 trims in a run instead of ~120).
     released = []
-    monkeypatch.setattr(runner, "_malloc_trim", released.append)
-    monkeypatch.setattr(runner, "_worker_settings", settings(tmp_path))
+    monkeypatch.setattr(worker_process, "_malloc_trim", released.append)
+    monkeypatch.setattr(worker_process, "_worker_settings", settings(tmp_path))
 
     def check(path, _settings):
-        time.sleep(2 * runner._RELEASE_AFTER_SECONDS)  # off the CPU, as when waiting for it
+        time.sleep(2 * worker_process._RELEASE_AFTER_SECONDS)  # off the CPU, as when waiting for it
         return path
 
-    assert runner._run_chunk(check, ["a.py", "b.py"]) == [("a.py", "a.py"), ("b.py", "b.py")]
+    assert worker_process._run_chunk(check, ["a.py", "b.py"]) == [("a.py", "a.py"), ("b.py", "b.py")]
     assert released == []
 
 
 def test_the_parent_hands_freed_memory_back_after_its_own_heavy_files_only(tmp_path, monkeypatch):
     # The parent checks chunks beside the workers (`_shared_chunks`): the same rule holds there.
     released = []
-    monkeypatch.setattr(runner, "_release_freed_memory", lambda: released.append(True))
+    monkeypatch.setattr(worker_process, "_release_freed_memory", lambda: released.append(True))
 
     class Pool:  # no worker: the parent takes every chunk
         def submit(self, *args):
@@ -513,29 +517,29 @@ def test_the_parent_hands_freed_memory_back_after_its_own_heavy_files_only(tmp_p
 
     def check(path, _settings):
         if path == "heavy.py":
-            _burn_cpu(runner._RELEASE_AFTER_SECONDS)
+            _burn_cpu(worker_process._RELEASE_AFTER_SECONDS)
         else:
-            time.sleep(2 * runner._RELEASE_AFTER_SECONDS)
+            time.sleep(2 * worker_process._RELEASE_AFTER_SECONDS)
         return path
 
     chunks = ([["waits.py", "heavy.py"], ["waits2.py"]], [])
-    out = list(runner._shared_chunks(Pool(), 0, check, chunks, settings(tmp_path), set()))
+    out = list(check_chunks._shared_chunks(Pool(), 0, check, chunks, settings(tmp_path), set()))
     assert sorted(p for p, _ in out) == ["heavy.py", "waits.py", "waits2.py"]
     assert released == [True]
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="glibc's malloc_trim")
 def test_workers_find_malloc_trim(monkeypatch):
-    monkeypatch.setattr(runner, "_malloc_trim", None)
-    runner._find_malloc_trim()
-    assert runner._malloc_trim is not None
+    monkeypatch.setattr(worker_process, "_malloc_trim", None)
+    worker_process._find_malloc_trim()
+    assert worker_process._malloc_trim is not None
 
 
 def test_the_parent_hands_freed_memory_back_before_forking(tmp_path, monkeypatch):
     # Freed before the fork (the wrapper index's build), it would stay mapped in the parent
     # for the whole run.
     calls = []
-    monkeypatch.setattr(runner, "_release_freed_memory", lambda: calls.append(os.getpid()))
+    monkeypatch.setattr(worker_process, "_release_freed_memory", lambda: calls.append(os.getpid()))
     src = tree(tmp_path, runner.MIN_PARALLEL_FILES + 2)
     run_check([str(src)], settings(tmp_path), use_cache=False, jobs=2)
     assert os.getpid() in calls
@@ -553,7 +557,7 @@ def test_rules_imported_before_forking_leave_the_registry_on_its_manifest(monkey
     built = []
     real = registry._facts_of
     monkeypatch.setattr(registry, "_facts_of", lambda cls: built.append(cls) or real(cls))
-    runner._import_rules()
+    worker_pool._import_rules()
     assert set(fresh._loaded) == set(fresh.facts()) and fresh._rules is None
     assert all(spec.partition(":")[0] in sys.modules for spec in MANIFEST)
     before = len(built)
@@ -571,10 +575,10 @@ def test_a_run_without_cache_does_not_hash_the_files_it_checks(tmp_path, monkeyp
     def unwanted(*args):
         raise AssertionError("a cache key made for a run without a cache")
 
-    monkeypatch.setattr(runner, "content_hash", unwanted)
-    result, size, mtime_ns, digest = runner._check_one_uncached(match, settings(tmp_path))
+    monkeypatch.setattr(file_checks, "content_hash", unwanted)
+    result, size, mtime_ns, digest = file_checks._check_one_uncached(match, settings(tmp_path))
     assert [d.code for d in result.diagnostics] == ["QL101"] and (size, mtime_ns, digest) == (0, 0, "")
     monkeypatch.undo()
     # The cached run's check keys its entry on them, as before.
-    _, size, _, digest = runner._check_one(match, settings(tmp_path))
+    _, size, _, digest = file_checks._check_one(match, settings(tmp_path))
     assert size == os.path.getsize(match) and digest

@@ -32,7 +32,7 @@ pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="forks its child
 DRIVER = textwrap.dedent(
     """
     import os, signal, sys, time
-    from qlint import runner
+    from qlint import worker_process
     from qlint.analysis.graphs import wrapper_index
     from qlint.analysis.names import shared_words
 
@@ -67,7 +67,7 @@ DRIVER = textwrap.dedent(
     shared_words.start = returned("words-forked", shared_words.start)
     shared_words.Pending.wait = announced("words-wait", shared_words.Pending.wait)
     wrapper_index.build = announced("index", wrapper_index.build)
-    runner._init_worker = announced("worker", runner._init_worker)
+    worker_process._init_worker = announced("worker", worker_process._init_worker)
     if os.environ.get("APART_FILES"):  # the index's modules read by two processes (`wrapper_reads`)
         from qlint.analysis.graphs import wrapper_reads
         wrapper_reads._APART_FILES = int(os.environ["APART_FILES"])

@@ -102,17 +102,17 @@ def test_a_module_gone_that_the_names_came_from_makes_it_again(tmp_path, past_li
 
 def test_the_marker_stands_for_no_index_in_the_results_cache(tmp_path, past_limit, monkeypatch):
     """A result's dependency on the root's names is checked against the marker as against a
-    root with no index (`Cache._wrapper_digest`): none, whatever digest the marker keeps, and
-    without making the index again."""
+    root with no index (`DerivedDependencies.wrapper_digest`): none, whatever digest the
+    marker keeps, and without making the index again."""
     from qlint.analysis import wrapper_record
     from qlint.cache import Cache
 
     made = _makings(monkeypatch)
     dependency = wrapper_record.dependency(str(tmp_path))
     settings = Settings(select=("QL102",), root=tmp_path, cache_dir=tmp_path / "cache")
-    assert Cache.for_settings(settings)._wrapper_digest(dependency) is None  # the snapshot holds
+    assert Cache.for_settings(settings).derived.wrapper_digest(dependency) is None  # the snapshot holds
     _touch_others(past_limit)
-    assert Cache.for_settings(settings)._wrapper_digest(dependency) is None  # the long way
+    assert Cache.for_settings(settings).derived.wrapper_digest(dependency) is None  # the long way
     assert made == []
 
 

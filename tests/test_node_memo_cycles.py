@@ -1,7 +1,7 @@
 """Walks kept on the node they walk (`node_memo.kept_on_node`) must not hold that node: the node
 would then refer to itself through its own `__dict__`, and its subtree would outlive its tree
 until the cyclic collector ran, which a command-line run pauses during checks and then runs
-rarely (`runner._GC_THRESHOLDS`). On ao, QL102's consumer sites of a decorated function and
+rarely (`file_checks._GC_THRESHOLDS`). On ao, QL102's consumer sites of a decorated function and
 the walk of a function inserting into its parameter's graph left ~4,900 nodes in cycles.
 
 Each kept walk is asked, its tree dropped, and the collector must find nothing to free; the

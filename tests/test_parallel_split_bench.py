@@ -7,7 +7,7 @@ import os
 import re
 from pathlib import Path
 
-from qlint import discovery, runner
+from qlint import discovery, file_checks, runner, worker_pool
 
 
 def _split():
@@ -21,13 +21,19 @@ def _split():
 def test_every_file_is_charged_to_the_process_that_checked_it(tmp_path, capsys):
     for i in range(runner.MIN_PARALLEL_FILES + 6):  # enough files for a pool
         (tmp_path / f"m{i}.py").write_text(f"def f{i}(n):\n    return n.target\n")
-    real = (discovery.discover, runner._wrapper_index, runner._pool, runner._check_one_uncached, runner._map)
+    real = (discovery.discover, runner._wrapper_index, worker_pool._pool, file_checks._check_one_uncached, runner._map)
     cwd = os.getcwd()
     try:
         assert _split().main([str(tmp_path), "-j", "2"]) == 0
     finally:
         os.chdir(cwd)
-    assert (discovery.discover, runner._wrapper_index, runner._pool, runner._check_one_uncached, runner._map) == real
+    assert (
+        discovery.discover,
+        runner._wrapper_index,
+        worker_pool._pool,
+        file_checks._check_one_uncached,
+        runner._map,
+    ) == real
     out = capsys.readouterr().out
     assert f"files checked: {runner.MIN_PARALLEL_FILES + 6}" in out
     counts = [int(n) for n in re.findall(r"^(?:parent|worker) \d+: (\d+) files", out, re.M)]

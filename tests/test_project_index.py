@@ -286,14 +286,14 @@ def test_a_buffer_check_freezes_content_keys_while_it_runs(tmp_path, monkeypatch
 
 
 def test_only_the_check_run_freezes_content_keys(tmp_path, monkeypatch):
-    from qlint import runner
+    from qlint import file_checks, runner
     from qlint.settings import Settings
 
     (tmp_path / "a.py").write_text("import torch\nprepare_pt2e(m)\n")
     seen: list[bool] = []
-    real = runner._check_one_uncached  # the check of a run without a cache
+    real = file_checks._check_one_uncached  # the check of a run without a cache
     monkeypatch.setattr(
-        runner, "_check_one_uncached", lambda path, s: seen.append(ProjectIndex.fixed_content) or real(path, s)
+        file_checks, "_check_one_uncached", lambda path, s: seen.append(ProjectIndex.fixed_content) or real(path, s)
     )
     runner.run_check([str(tmp_path)], Settings(root=tmp_path), use_cache=False, jobs=1)
     assert seen == [True] and not ProjectIndex.fixed_content

@@ -102,15 +102,15 @@ def test_a_run_that_keeps_no_dependencies_hashes_no_module(tmp_path, monkeypatch
 
 
 def test_only_a_run_without_cache_leaves_dependencies_unrecorded(tmp_path, monkeypatch):
-    from qlint import runner
+    from qlint import file_checks, runner
     from qlint.settings import Settings
 
     root = _tree(tmp_path)
     seen: list[bool] = []
     for name in ("_check_one", "_check_one_uncached"):
-        real = getattr(runner, name)
+        real = getattr(file_checks, name)
         monkeypatch.setattr(
-            runner, name, lambda p, s, real=real: seen.append(ProjectIndex.wants_dependencies) or real(p, s)
+            file_checks, name, lambda p, s, real=real: seen.append(ProjectIndex.wants_dependencies) or real(p, s)
         )
     runner.run_check([str(root)], Settings(), use_cache=False, jobs=1)
     assert seen and not any(seen)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from qlint import run_size, runner
+from qlint import run_size, runner, worker_pool
 from qlint.runner import run_check
 from qlint.settings import Settings
 from tests.snippets import PACKET_MATCHER as _MATCHER
@@ -65,8 +65,8 @@ def test_too_few_files_stay_in_process_whatever_their_size(tmp_path, monkeypatch
 def _run(tmp_path: Path, monkeypatch, jobs: int | None) -> tuple[list[str], bool]:
     """The run's findings, and whether it made a pool."""
     pooled = []
-    real_pool = runner._pool
-    monkeypatch.setattr(runner, "_pool", lambda *a: pooled.append(1) or real_pool(*a))
+    real_pool = worker_pool._pool
+    monkeypatch.setattr(worker_pool, "_pool", lambda *a: pooled.append(1) or real_pool(*a))
     src = tmp_path / "src"
     s = Settings(root=tmp_path, cache_dir=tmp_path / ".cache", select=("QL101",))
     run = run_check([str(src)], s, use_cache=False, jobs=jobs)

@@ -181,6 +181,7 @@ def test_a_warm_check_takes_the_project_listing_from_the_wrapper_snapshot(tmp_pa
     # tree's stats, a warm check of the module takes the listing from that snapshot (no
     # kept listing read back nor walked), and still sees a caller edited or added later.
     from qlint import cache as cache_module
+    from qlint import cache_derived
 
     root = _repo(tmp_path, other=EVAL_CALLER, **{f"m{i}": "X = 1\n" for i in range(30)})
     _age(root)
@@ -189,9 +190,11 @@ def test_a_warm_check_takes_the_project_listing_from_the_wrapper_snapshot(tmp_pa
     run = run_check([str(root)], _whole_tree_settings(root), use_cache=True, jobs=1)
     assert run.all_errors == [] and [d for r in run.results if r.path == str(path) for d in r.diagnostics] == []
     real = cache_module.disk_files
-    monkeypatch.setattr(cache_module, "disk_files", lambda *a: pytest.fail(f"listed: {a[0]}"))
+    for module in (cache_module, cache_derived):  # where the cache lists and sets dependencies aside
+        monkeypatch.setattr(module, "disk_files", lambda *a: pytest.fail(f"listed: {a[0]}"))
     assert _warm_rows(root, path) == (1, [])
-    monkeypatch.setattr(cache_module, "disk_files", real)
+    for module in (cache_module, cache_derived):
+        monkeypatch.setattr(module, "disk_files", real)
     other = root / "pkg" / "other.py"
     other.write_text(IMPORT + TRAIN_CALLER.replace("Net()", "Net() "))  # edited in place
     os.utime(other, (_PAST + 7, _PAST + 7))

@@ -126,7 +126,7 @@ def test_an_edit_elsewhere_keeps_the_record_and_takes_a_new_snapshot(tmp_path, m
     from qlint.cache import Cache
 
     cache = Cache.for_settings(_settings(tmp_path))
-    assert cache._wrapper_digest(wrapper_record.dependency(str(tmp_path))) == before.digest
+    assert cache.derived.wrapper_digest(wrapper_record.dependency(str(tmp_path))) == before.digest
     assert len(stamped) == 2  # the snapshot that no longer holds, the one taken after the long check
     assert _one_file(tmp_path, pkg / "passes.py") == [7]
     after = _record(tmp_path)
@@ -232,23 +232,23 @@ def test_a_snapshot_of_other_types_is_not_read_back(tmp_path, listed_from_now, f
 
 
 def test_the_cache_stats_a_snapshot_as_its_run_sees_each_file(tmp_path):
-    """`Cache._stats_of`: the files not stat'ed yet are stat'ed together and kept as the run's
-    view of them; a file the run stat'ed before keeps the stat it had then; one that cannot be
-    stat'ed answers None, after the files before it were taken in."""
-    from qlint.cache import Cache
+    """`RunStats.stats_of` (the cache's `stats`): the files not stat'ed yet are stat'ed together
+    and kept as the run's view of them; a file the run stat'ed before keeps the stat it had
+    then; one that cannot be stat'ed answers None, after the files before it were taken in."""
+    from qlint.cache_stats import RunStats
 
     files = []
     for name in ("a.py", "b.py", "c.py"):
         (tmp_path / name).write_text(name)
         files.append(str(tmp_path / name))
-    fresh = Cache(tmp_path / "cache", "k")
-    flat = fresh._stats_of(files)
+    fresh = RunStats()
+    flat = fresh.stats_of(files)
     expected = [n for f in files for n in (os.stat(f).st_size, os.stat(f).st_mtime_ns)]
     assert flat == expected
-    assert fresh._stats == fresh._unlooked == {f: tuple(expected[2 * i : 2 * i + 2]) for i, f in enumerate(files)}
-    seen = Cache(tmp_path / "cache", "k")
-    seen._stats[files[1]] = (99, 98)  # what the run saw of it earlier
-    assert seen._stats_of(files) == [*expected[:2], 99, 98, *expected[4:]]
-    gone = Cache(tmp_path / "cache", "k")
-    assert gone._stats_of([files[0], str(tmp_path / "gone.py"), files[2]]) is None
-    assert gone._stats == {files[0]: tuple(expected[:2]), str(tmp_path / "gone.py"): None}
+    assert fresh.seen == fresh.unlooked == {f: tuple(expected[2 * i : 2 * i + 2]) for i, f in enumerate(files)}
+    seen = RunStats()
+    seen.seen[files[1]] = (99, 98)  # what the run saw of it earlier
+    assert seen.stats_of(files) == [*expected[:2], 99, 98, *expected[4:]]
+    gone = RunStats()
+    assert gone.stats_of([files[0], str(tmp_path / "gone.py"), files[2]]) is None
+    assert gone.seen == {files[0]: tuple(expected[:2]), str(tmp_path / "gone.py"): None}

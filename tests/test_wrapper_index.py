@@ -249,7 +249,7 @@ def test_a_run_loads_what_its_workers_inherit_or_its_checks_import_while_the_ind
     """Workers share the project's words cut by a child; a run of one process cuts them
     itself and imports its checks' modules while it waits for the index child (`apart`), not
     when the results cache holds the index, and makes no third process for the words."""
-    from qlint import runner
+    from qlint import run_indexes, runner
     from qlint.analysis.names import project_words, shared_words
     from qlint.cache import Cache
 
@@ -268,8 +268,8 @@ def test_a_run_loads_what_its_workers_inherit_or_its_checks_import_while_the_ind
 
     monkeypatch.setattr(wrapper_index, "enable", enable)
     monkeypatch.setattr(shared_words, "start", counted)
-    monkeypatch.setattr(runner, "_load_for_workers", lambda: loaded.append("inherited"))
-    monkeypatch.setattr(runner, "_import_for_checks", lambda: loaded.append("imported"))
+    monkeypatch.setattr(run_indexes, "_load_for_workers", lambda: loaded.append("inherited"))
+    monkeypatch.setattr(run_indexes, "_import_for_checks", lambda: loaded.append("imported"))
     cache = Cache.for_settings(Settings(root=tmp_path, cache_dir=tmp_path / "cache"))
     for parallel, store in ((True, None), (False, None), (False, cache), (False, cache)):
         project_words.forget()

@@ -150,7 +150,8 @@ def listing_of(entries: Iterable[os.DirEntry]) -> Listing:
 def kept_listing(directory: str) -> Listing | None:
     """The listing this process keeps for `directory` while the directory still has the stamp
     it was kept for; None when none is kept, or its stamp was too recent to vouch for it
-    (what a listing made outside a file discovery's walk rests on: `Cache.observations`)."""
+    (what a listing made outside a file discovery's walk rests on:
+    `DerivedDependencies.observations`)."""
     known = _DIRS.get(directory)
     if known is None or known.stamp is None:
         return None
