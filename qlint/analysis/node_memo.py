@@ -8,7 +8,7 @@ change them.
 An answer must hold neither its own node nor one above it (the statement or module it is
 in): the node would refer to itself through its own `__dict__`, and its tree would outlive
 every reader until the cyclic collector ran, which the checks pause (`gc_pause`) and a
-command-line run then starts rarely (`runner._GC_THRESHOLDS`). Nodes below it are fine:
+command-line run then starts rarely (`file_checks._GC_THRESHOLDS`). Nodes below it are fine:
 a tree refers to its children only. An answer needing its own node holds it weakly
 (`tree_walk.Parents`) or leaves it out (`packet_sites._site_nodes`). The suite checks
 every answer computed (`WITNESS`, set by `tests/kept_answer_cycles.py`); a check of the
