@@ -260,7 +260,7 @@ def instrumented(
     from qlint import file_checks, registry
     from qlint.analysis import forked_call
 
-    real_parse, real_call, real_one = ast.parse, forked_call.call, file_checks._check_one_uncached
+    real_parse, real_call, real_one = ast.parse, forked_call.call, file_checks.check_one_uncached
     deferred = registry.DeferredRule
     real_rule = {m: getattr(deferred, m) for m in ("check", "triggered_by", "triggered_through_imports")}
     labels = {"check": "check", "triggered_by": "text trigger", "triggered_through_imports": "import trigger"}
@@ -318,7 +318,7 @@ def instrumented(
         elif started:
             phases.add("gc", _clock() - started.pop())
 
-    ast.parse, forked_call.call, file_checks._check_one_uncached = parse, in_process, check_one
+    ast.parse, forked_call.call, file_checks.check_one_uncached = parse, in_process, check_one
     for method in real_rule:
         setattr(deferred, method, rule_method(method))
     gc.callbacks.append(collection)
@@ -327,7 +327,7 @@ def instrumented(
             yield
     finally:
         gc.callbacks.remove(collection)
-        ast.parse, forked_call.call, file_checks._check_one_uncached = real_parse, real_call, real_one
+        ast.parse, forked_call.call, file_checks.check_one_uncached = real_parse, real_call, real_one
         for method, real in real_rule.items():
             setattr(deferred, method, real)
 

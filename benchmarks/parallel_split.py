@@ -40,7 +40,7 @@ def _instrumented(log_dir: str):
 
     # Each patched where it is looked up: the runner's `_wrapper_index` and `_map`, the pool's
     # `_pool`, and the check the workers are handed by name (`file_checks`).
-    where = {"_wrapper_index": runner, "_pool": worker_pool, "_check_one_uncached": file_checks, "_map": runner}
+    where = {"_wrapper_index": runner, "_pool": worker_pool, "check_one_uncached": file_checks, "_map": runner}
     real = {name: getattr(module, name) for name, module in where.items()}
     real_discover = discovery.discover
 
@@ -63,22 +63,22 @@ def _instrumented(log_dir: str):
 
     def check_one(path, settings):
         wall, cpu = time.perf_counter(), time.process_time()
-        out = real["_check_one_uncached"](path, settings)
+        out = real["check_one_uncached"](path, settings)
         log("file", w0=wall, c0=cpu)
         return out
 
     # Workers are handed the function by name (pickled by reference): the patch must pass for it.
-    check_one.__name__ = check_one.__qualname__ = "_check_one_uncached"
+    check_one.__name__ = check_one.__qualname__ = "check_one_uncached"
     check_one.__module__ = file_checks.__name__
 
     def map_(func, *args, **kwargs):
-        if func is real["_check_one_uncached"]:
+        if func is real["check_one_uncached"]:
             func = check_one
         yield from real["_map"](func, *args, **kwargs)
         log("mapped")
 
     discovery.discover = discover
-    patched = {"_wrapper_index": wrapper_index, "_pool": pool, "_check_one_uncached": check_one, "_map": map_}
+    patched = {"_wrapper_index": wrapper_index, "_pool": pool, "check_one_uncached": check_one, "_map": map_}
     for name, value in patched.items():
         setattr(where[name], name, value)
 

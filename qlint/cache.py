@@ -42,8 +42,8 @@ from qlint.analysis.project_files import disk_files, parse_listing_dependency
 from qlint.analysis.racy_stats import RACY_NS
 from qlint.cache_derived import DerivedDependencies
 from qlint.cache_keys import cache_dir_for, cache_key
-from qlint.cache_shards import _markers_first, _ShardedEntries, _valid_entry, shard_of
-from qlint.cache_stats import _UNSEEN, RunStats
+from qlint.cache_shards import ShardedEntries, markers_first, shard_of, valid_entry
+from qlint.cache_stats import UNSEEN, RunStats
 from qlint.diagnostic import diagnostic_from_dict, diagnostic_to_dict
 from qlint.listing_store import ListingStore
 from qlint.results import FileResult, content_hash
@@ -64,7 +64,7 @@ class Cache:
         self.directory = Path(directory)
         self.shards = self.directory / __version__ / f"{fingerprint}.results"
         self.fingerprint = fingerprint
-        self.entries = _ShardedEntries(self)
+        self.entries = ShardedEntries(self)
         self._hashes: dict[str, str] = {}  # current content hashes computed this run
         self._stat_digests: dict[str, tuple[tuple[int, int], str] | None] = {}
         self.wrappers = WrapperStore(self.directory / __version__ / f"{fingerprint}.wrappers")
@@ -100,7 +100,7 @@ class Cache:
         entry = self.entries.get(path)
         if entry is None:
             return None
-        if not _valid_entry(entry):
+        if not valid_entry(entry):
             del self.entries[path]  # a shape this version never writes: check the file again
             self._unnamed_sides.add(path)
             return None
@@ -110,8 +110,8 @@ class Cache:
         # A result looked up earlier in the run may have stat'ed it as its dependency (the
         # project scans' results depend on every module): that stat is the run's view of it,
         # taken once. A second lookup of the path stats again (the file may have changed).
-        now = stats.unlooked.pop(path, _UNSEEN)
-        if now is _UNSEEN:
+        now = stats.unlooked.pop(path, UNSEEN)
+        if now is UNSEEN:
             try:
                 st = os.stat(path)
             except OSError:
@@ -137,8 +137,8 @@ class Cache:
             listed = frozenset()
         wrappers = derived.wrapper_deps  # most results name the one wrapper index: asked first
         for dep, dep_digest in stats.unvouched(deps, dep_stats):  # thousands per result
-            now = seen.get(dep, _UNSEEN)
-            if now is _UNSEEN:
+            now = seen.get(dep, UNSEEN)
+            if now is UNSEEN:
                 if dep in wrappers:
                     if wrappers[dep] != dep_digest:
                         return None
@@ -204,7 +204,7 @@ class Cache:
         if known is not None:
             return known
         entry = self.entries.get(path)
-        if entry is not None and _valid_entry(entry) and entry[0] != _UNTRUSTED:
+        if entry is not None and valid_entry(entry) and entry[0] != _UNTRUSTED:
             try:
                 st = os.stat(path)
             except OSError:
@@ -256,7 +256,7 @@ class Cache:
                 markers = {d: v for d, v in kept.items() if d.startswith(listed_dependencies.LISTED_PREFIX)}
                 if listed_dependencies.write(self.shards, result.path, markers, aside, aside_stats):
                     deps, dep_stats = kept, kept_stats
-        if _markers_first(deps):
+        if markers_first(deps):
             self._unnamed_sides.discard(result.path)  # written again just now
         else:
             self._forget_side(result.path, self.entries.get(result.path))
@@ -278,7 +278,7 @@ class Cache:
         if st is not None and time.time_ns() - st.st_mtime_ns >= RACY_NS:
             stat = (st.st_size, st.st_mtime_ns)
             entry = self.entries.get(path)  # checked this run or before: its digest, unread
-            if entry is not None and _valid_entry(entry) and tuple(entry[:2]) == stat:
+            if entry is not None and valid_entry(entry) and tuple(entry[:2]) == stat:
                 known = (stat, entry[2])
             else:
                 try:
@@ -301,7 +301,7 @@ class Cache:
         """`path`'s entry, which named its side file if it had markers, is gone or replaced
         by one without: the side file goes too, at `save` (after the shard that names it no
         more), or it would stay in the cache directory for good."""
-        if type(path) is str and (not _valid_entry(entry) or _markers_first(entry[4])):
+        if type(path) is str and (not valid_entry(entry) or markers_first(entry[4])):
             self._unnamed_sides.add(path)
 
     def save(self) -> None:

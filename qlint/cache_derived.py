@@ -26,7 +26,7 @@ from qlint.analysis.project_files import (
     restore_listings,
     saved_listings,
 )
-from qlint.cache_stats import _UNSEEN, RunStats
+from qlint.cache_stats import UNSEEN, RunStats
 from qlint.listing_store import ListingStore
 from qlint.wrapper_store import WrapperStore
 
@@ -191,8 +191,8 @@ class DerivedDependencies:
         dependency (3,600 results name the same one on ExecuTorch): kept on disk and checked
         by stats, over the directories the run listed; worked out again only after a file
         that could change it."""
-        known = self.wrapper_deps.get(dep, _UNSEEN)
-        if known is not _UNSEEN:
+        known = self.wrapper_deps.get(dep, UNSEEN)
+        if known is not UNSEEN:
             return known
         root = wrapper_record.parse_dependency(dep)
         if root is None:

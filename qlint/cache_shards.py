@@ -32,7 +32,7 @@ def shard_of(path: str) -> int:
     return zlib.crc32(path[: path.rfind(os.sep)].encode("utf-8", "surrogatepass")) % _SHARDS
 
 
-class _ShardedEntries(MutableMapping):
+class ShardedEntries(MutableMapping):
     """Path -> entry over the shards, each loaded the first time one of its paths is asked
     about; remembers which shards changed. A key that is not a path of its shard (never
     written by this version) is never found by a lookup nor listed."""
@@ -100,7 +100,7 @@ class _ShardedEntries(MutableMapping):
         return sum(1 for _ in self)
 
 
-def _valid_entry(entry: Any) -> bool:
+def valid_entry(entry: Any) -> bool:
     """The shape of `(size, mtime_ns, sha256, diagnostics, dependencies, dependency stats)`,
     checked on every lookup of a warm run (so: cheap). The diagnostics' own values are
     checked when they are decoded, the dependencies' when `lookup` compares them."""
@@ -116,7 +116,7 @@ def _valid_entry(entry: Any) -> bool:
     )
 
 
-def _markers_first(deps: Any) -> bool:
+def markers_first(deps: Any) -> bool:
     """Whether a dependency table starts with a listing's marker (markers come first), so
     its entry names a side file."""
     if type(deps) is not dict or not deps:

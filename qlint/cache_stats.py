@@ -9,7 +9,7 @@ import os
 from itertools import chain
 from operator import attrgetter
 
-_UNSEEN = object()
+UNSEEN = object()
 _FEW = 64  # fewer recorded stats than this are compared one by one
 _SIZE_MTIME = attrgetter("st_size", "st_mtime_ns")
 
@@ -72,8 +72,8 @@ class RunStats:
         hash is "", as `current_hash` would find). Once per run: the same modules are
         dependencies of many results, and so are the same absent ones (a module looked for
         beside the file that imports it)."""
-        now = self.seen.get(path, _UNSEEN)
-        if now is _UNSEEN:
+        now = self.seen.get(path, UNSEEN)
+        if now is UNSEEN:
             try:
                 st = os.stat(path)
                 now = self.seen[path] = self.unlooked[path] = (st.st_size, st.st_mtime_ns)
@@ -101,8 +101,8 @@ class RunStats:
         out: list[int] = []
         add = out.extend
         for path in paths:
-            now = stats.get(path, _UNSEEN)
-            if now is _UNSEEN:
+            now = stats.get(path, UNSEEN)
+            if now is UNSEEN:
                 try:
                     st = os.stat(path)
                     now = (st.st_size, st.st_mtime_ns)

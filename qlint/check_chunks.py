@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from qlint import worker_process
-from qlint.file_checks import _check_order
+from qlint.file_checks import check_order
 from qlint.settings import Settings
 
 if TYPE_CHECKING:
@@ -23,7 +23,7 @@ _CHUNKS_PER_JOB = 12
 _FINE_TAIL, _FINE_CUTS = 3, 4  # the last 3 chunks per job, in quarters
 
 
-def _chunk_parts(paths: list[str], jobs: int) -> tuple[list[list[str]], list[list[str]]]:
+def chunk_parts(paths: list[str], jobs: int) -> tuple[list[list[str]], list[list[str]]]:
     """Neighbouring files together, in chunks of roughly equal byte budgets, heaviest first
     (longest-processing-time). A worker reads (and keeps) the modules the files it checks
     import: files of one package in one chunk share them, where chunks of files from all
@@ -64,7 +64,7 @@ def _chunk_parts(paths: list[str], jobs: int) -> tuple[list[list[str]], list[lis
 _QUEUED_PER_WORKER = 2
 
 
-def _shared_chunks(
+def shared_chunks(
     pool: ProcessPoolExecutor,
     workers: int,
     func: Callable[[str, Settings], Any],
@@ -96,7 +96,7 @@ def _shared_chunks(
             return  # a broken pool or a stopped run: nothing more goes to the workers
         with lock:
             try:
-                later = [pool.submit(worker_process._run_chunk, func, chunk) for chunk in take(1)]
+                later = [pool.submit(worker_process.run_chunk, func, chunk) for chunk in take(1)]
             except RuntimeError:  # shut down meanwhile (Ctrl-C): the parent is stopping
                 return
             queued.extend(later)
@@ -115,7 +115,7 @@ def _shared_chunks(
                 yield from future.result()  # BrokenProcessPool: a worker died
 
     with lock:
-        queued.extend(_submitted(pool, func, take(workers * _QUEUED_PER_WORKER)))
+        queued.extend(submitted(pool, func, take(workers * _QUEUED_PER_WORKER)))
         first = list(queued)
     for future in first:
         future.add_done_callback(next_for_worker)
@@ -124,11 +124,11 @@ def _shared_chunks(
             chunk = pending.take(_PARENT) if pending else None
         if chunk is None:
             break
-        for path in _check_order(func, chunk):
-            start = worker_process._check_cpu()
+        for path in check_order(func, chunk):
+            start = worker_process.check_cpu()
             yield path, func(path, settings)
-            if worker_process._check_cpu() - start >= worker_process._RELEASE_AFTER_SECONDS:
-                worker_process._release_freed_memory()
+            if worker_process.check_cpu() - start >= worker_process.RELEASE_AFTER_SECONDS:
+                worker_process.release_freed_memory()
             yield from finished(block=False)
     while True:
         with lock:
@@ -158,7 +158,7 @@ class _Affinity:
     def __init__(self, head: list[list[str]], tail: list[list[str]]):
         self._chunks = head + tail
         self._package = _package([p for chunk in self._chunks for p in chunk[:1] + chunk[-1:]])
-        self._head = len(head)  # the fine tail (`_chunk_parts`) is taken in order
+        self._head = len(head)  # the fine tail (`chunk_parts`) is taken in order
         self._seen: tuple[set, set] = (set(), set())
 
     def __len__(self) -> int:
@@ -195,7 +195,7 @@ def _package(paths: list[str]) -> Callable[[str], tuple[str, ...]]:
     return package
 
 
-def _submitted(pool: ProcessPoolExecutor, func: Callable[[str, Settings], Any], chunks: list[list[str]]) -> list:
+def submitted(pool: ProcessPoolExecutor, func: Callable[[str, Settings], Any], chunks: list[list[str]]) -> list:
     """The chunks' futures. The first submit forks the workers: a Ctrl-C meanwhile is held until
     they are forked (a worker that got it before its initializer printed a traceback) and raised
     here, in the caller's `try` that stops them."""
@@ -203,6 +203,6 @@ def _submitted(pool: ProcessPoolExecutor, func: Callable[[str, Settings], Any], 
 
     held = held_interrupts.hold()
     try:
-        return [pool.submit(worker_process._run_chunk, func, chunk) for chunk in chunks]
+        return [pool.submit(worker_process.run_chunk, func, chunk) for chunk in chunks]
     finally:
         held_interrupts.release(held)

@@ -1,7 +1,7 @@
 """How one process checks its files: one file checked (with what the results cache keeps of
 it) or fixed in memory, the order a process takes its files in, and the collector's settings
 while it checks. A run of one process does this itself (`runner._map`); a run with workers
-does it in each of them (`worker_process._run_chunk`), which are sent these functions by
+does it in each of them (`worker_process.run_chunk`), which are sent these functions by
 their qualified names."""
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def _traceback() -> str:
     return traceback.format_exc(limit=-3)
 
 
-def _check_one(path: str, settings: Settings) -> tuple[FileResult, int, int, str]:
+def check_one(path: str, settings: Settings) -> tuple[FileResult, int, int, str]:
     """Stat before reading, so a file edited meanwhile is seen as changed next run."""
     return _checked_file(path, settings, for_cache=True)
 
@@ -73,8 +73,8 @@ def _checked_file(path: str, settings: Settings, for_cache: bool) -> tuple[FileR
     return result, st.st_size, st.st_mtime_ns, content_hash(data)
 
 
-def _check_one_uncached(path: str, settings: Settings) -> tuple[FileResult, int, int, str]:
-    """`_check_one` for a run without a cache: the result's dependencies, read by the cache
+def check_one_uncached(path: str, settings: Settings) -> tuple[FileResult, int, int, str]:
+    """`check_one` for a run without a cache: the result's dependencies, read by the cache
     only, are not sent to the parent (thousands of paths and digests per result of a scan of
     the project); nor is the file stat'ed or hashed for a cache entry (ExecuTorch: 3,841 files,
     most of which no rule reads)."""
@@ -84,7 +84,7 @@ def _check_one_uncached(path: str, settings: Settings) -> tuple[FileResult, int,
 
 
 @value_class(frozen=True)
-class _FixTask:
+class FixTask:
     """Fix one file in memory; the parent decides about writing (see `qlint.fix_session`)."""
 
     unsafe: bool
@@ -127,12 +127,12 @@ class _FixTask:
         return report, (FixedFile(path, raw, nb.original, nb.fixed) if changed else None)
 
 
-def _check_order(func: Callable[[str, Settings], Any], paths: list[str]) -> Iterator[str]:
+def check_order(func: Callable[[str, Settings], Any], paths: list[str]) -> Iterator[str]:
     """Every path once, in the given order except that a file whose tree a module summary
     kept (`tree_handover`: a file checked meanwhile imports it) is checked right after, so
     it is parsed once and its tree is not held for long. Checks only: `qlint fix` rewrites
     files as it goes, and a file checked alone has nothing to share."""
-    if func not in (_check_one, _check_one_uncached) or len(paths) < 2 or len(set(paths)) != len(paths):
+    if func not in (check_one, check_one_uncached) or len(paths) < 2 or len(set(paths)) != len(paths):
         yield from paths
         return
     from qlint.analysis.names.tree_handover import HANDOVER
@@ -166,7 +166,7 @@ def _check_order(func: Callable[[str, Settings], Any], paths: list[str]) -> Iter
 _GC_THRESHOLDS = (500_000, 1_000, 1_000)
 
 
-def _tune_gc() -> tuple[int, int, int]:
+def tune_gc() -> tuple[int, int, int]:
     old = gc.get_threshold()
     gc.freeze()
     gc.set_threshold(*_GC_THRESHOLDS)
@@ -174,12 +174,12 @@ def _tune_gc() -> tuple[int, int, int]:
 
 
 @contextlib.contextmanager
-def _gc_tuned(collect: bool = True) -> Iterator[None]:
+def gc_tuned(collect: bool = True) -> Iterator[None]:
     """`collect=False` (one file to check): no collection at all while inside. The collection
     a check's end triggers would only scan that file's garbage (5 ms after ExecuTorch's
     1,111-line vulkan/test/utils.py): what is left goes to the oldest generation with the
     rest, collected when a full collection runs, if ever in a command line's life."""
-    old = _tune_gc()
+    old = tune_gc()
     was_enabled = gc.isenabled()
     if not collect:
         gc.disable()

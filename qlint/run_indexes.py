@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from qlint.settings import Settings
-from qlint.worker_pool import _import_for_checks, _load_for_workers
+from qlint.worker_pool import import_for_checks, load_for_workers
 
 if TYPE_CHECKING:
     from qlint.cache import Cache
@@ -19,7 +19,7 @@ _INDEXED_TRIGGERS = ("qlint.analysis.graphs.wrapper_index:", "qlint.analysis.gra
 
 
 @contextlib.contextmanager
-def _wrapper_index(
+def project_indexes(
     cache: Cache | None, todo: list[str], settings: Settings, listed: dict, parallel: bool = False
 ) -> Iterator[None]:
     """A run over many files (`runner.MIN_PARALLEL_FILES` or more) answers QL102's import
@@ -30,7 +30,7 @@ def _wrapper_index(
 
     A run of one process cuts them itself while it waits for the index child (not when the
     results cache holds the index: it would not wait), and imports what its checks will
-    (`_import_for_checks`): it waited with a core idle, and then cut the words in its caller
+    (`import_for_checks`): it waited with a core idle, and then cut the words in its caller
     searches, after its project scans had read the modules for each name (ao: 6,700 reads of
     its modules before the first cut, ~16 scans). Not in a third process: the run's RSS,
     summed over its processes, would count the parent's pages once more while it lives (ao:
@@ -45,7 +45,7 @@ def _wrapper_index(
     cutting: list = []  # the words' child (`_words_cut`), once forked
 
     def apart() -> None:  # one process: only beside the index child (`enable`)
-        _import_for_checks()  # what its checks import as they go
+        import_for_checks()  # what its checks import as they go
         project_words.cut(_project_paths(roots, listed))
 
     def meanwhile() -> None:  # workers to come: while a child makes the index, else before
@@ -61,7 +61,7 @@ def _wrapper_index(
             cutting.append(_words_cut(roots, listed))
         finally:
             held_interrupts.release(held)
-        _load_for_workers()  # what the workers inherit, loaded while the children work
+        load_for_workers()  # what the workers inherit, loaded while the children work
 
     try:
         store = cache.wrappers if cache is not None else None

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from qlint import file_checks, lost_interrupts, run_record
 from qlint.cache import Cache
-from qlint.file_checks import FixReport, _check_order, _FixTask, _gc_tuned
+from qlint.file_checks import FixReport, FixTask, check_order, gc_tuned
 from qlint.process_exit import collector_back
 from qlint.results import FileResult, display_path
 from qlint.settings import Settings
@@ -103,7 +103,7 @@ def run_check(
         _warned_once(paths, todo),
         _wrapper_index(cache, todo, settings, found.listings, parallel),
     ):
-        check = file_checks._check_one if cache is not None else file_checks._check_one_uncached
+        check = file_checks.check_one if cache is not None else file_checks.check_one_uncached
         for path, (result, size, mtime_ns, digest) in _map(check, todo, settings, jobs):
             results[path] = result
             if progress is not None:
@@ -131,7 +131,7 @@ def _recorded(cache: Cache, paths: Sequence[str], settings: Settings) -> tuple[l
     stats compared with it make some 20,000 tuples and lists, none in a cycle, over which (and
     over every module loaded) the collector ran at its usual thresholds: 317M -> 309M
     instructions for a warm run over ExecuTorch the record answers."""
-    with _gc_tuned(collect=False):
+    with gc_tuned(collect=False):
         return run_record.answer(cache, paths, settings)
 
 
@@ -169,7 +169,7 @@ def run_fix(
     if progress is not None:
         progress.advance(len(reports))
     with _summaries(settings, use_cache, bool(todo)), _warned_once(paths, todo):
-        for path, (report, fixed) in _map(_FixTask(unsafe), todo, settings, jobs):
+        for path, (report, fixed) in _map(FixTask(unsafe), todo, settings, jobs):
             reports[path] = report
             if progress is not None:
                 progress.advance(1)
@@ -223,7 +223,7 @@ def _contents_fixed(needed: bool) -> contextlib.AbstractContextManager:
 
 
 def _dependencies_unwanted(unwanted: bool) -> contextlib.AbstractContextManager:
-    """A run without a results cache drops what each check depended on (`file_checks._check_one_uncached`):
+    """A run without a results cache drops what each check depended on (`file_checks.check_one_uncached`):
     the checks need not hash the project's modules to record it (forked workers inherit this)."""
     if not unwanted:
         return contextlib.nullcontext()
@@ -257,7 +257,7 @@ def _wrapper_index(
     if len(todo) < MIN_PARALLEL_FILES:
         yield
         return
-    from qlint.run_indexes import _wrapper_index as made
+    from qlint.run_indexes import project_indexes as made
 
     with made(cache, todo, settings, listed, parallel):
         yield
@@ -284,19 +284,19 @@ def _map(
 ) -> Iterator[tuple[str, Any]]:
     """`(path, func(path, settings))` for every path, in no particular order. With `jobs`
     processes, the parent is one of them: it checks chunks itself beside `jobs - 1` forked
-    workers (`check_chunks._shared_chunks`)."""
+    workers (`check_chunks.shared_chunks`)."""
     jobs = _workers(paths, jobs)
     if jobs <= 1:
-        with _gc_tuned(collect=len(paths) > 1):
-            for path in _check_order(func, paths):
+        with gc_tuned(collect=len(paths) > 1):
+            for path in check_order(func, paths):
                 lost_interrupts.raise_if_lost()
                 yield path, func(path, settings)
         return
     # Imported here: the usual pre-commit call checks a few files in-process and should not
     # pay for importing multiprocessing, nor the pool's modules.
-    from qlint.worker_pool import _pool_map
+    from qlint.worker_pool import pool_map
 
-    yield from _pool_map(func, paths, settings, jobs)
+    yield from pool_map(func, paths, settings, jobs)
 
 
 def _workers(paths: list[str], jobs: int | None) -> int:

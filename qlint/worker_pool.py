@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from qlint import lost_interrupts, worker_process
-from qlint.check_chunks import _chunk_parts, _shared_chunks, _submitted
-from qlint.file_checks import FixReport, _check_one, _check_one_uncached, _check_order, _gc_tuned
+from qlint.check_chunks import chunk_parts, shared_chunks, submitted
+from qlint.file_checks import FixReport, check_one, check_one_uncached, check_order, gc_tuned
 from qlint.results import FileResult, display_path
 from qlint.settings import Settings
 
@@ -25,21 +25,21 @@ if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
 
 
-def _pool_map(
+def pool_map(
     func: Callable[[str, Settings], Any], paths: list[str], settings: Settings, jobs: int
 ) -> Iterator[tuple[str, Any]]:
     """`runner._map` with `jobs` processes, the parent one of them: it checks chunks itself
-    beside `jobs - 1` forked workers (`_shared_chunks`)."""
+    beside `jobs - 1` forked workers (`shared_chunks`)."""
     from concurrent.futures.process import BrokenProcessPool
 
     done: set[str] = set()
     handed: set[str] = set()  # the paths of the chunks given to workers
     workers = min(jobs, len(paths)) - 1
-    with _gc_tuned():
+    with gc_tuned():
         try:
             with _pool(workers, settings) as pool:
                 try:
-                    for path, value in _shared_chunks(pool, workers, func, _chunk_parts(paths, jobs), settings, handed):
+                    for path, value in shared_chunks(pool, workers, func, chunk_parts(paths, jobs), settings, handed):
                         lost_interrupts.raise_if_lost()
                         done.add(path)
                         yield path, value
@@ -50,7 +50,7 @@ def _pool_map(
             # A worker died: what it was given and had not sent back is checked one file per
             # process, so only the culprit is lost; what no worker had, the parent checks.
             yield from _isolate(func, [p for p in paths if p in handed and p not in done], settings)
-            for path in _check_order(func, [p for p in paths if p not in handed and p not in done]):
+            for path in check_order(func, [p for p in paths if p not in handed and p not in done]):
                 yield path, func(path, settings)
 
 
@@ -76,7 +76,7 @@ def _isolate(func, paths: list[str], settings: Settings) -> Iterator[tuple[str, 
     for path in paths:
         try:
             with _pool(1, settings) as pool:
-                yield from _submitted(pool, func, [[path]])[0].result()
+                yield from submitted(pool, func, [[path]])[0].result()
         except BrokenProcessPool:
             result = FileResult(path=path)
             result.errors.append(f"{display_path(path)}: the checker crashed on this file (worker process died)")
@@ -84,7 +84,7 @@ def _isolate(func, paths: list[str], settings: Settings) -> Iterator[tuple[str, 
 
 
 def _crashed(func, path: str, result: FileResult) -> Any:
-    if func in (_check_one, _check_one_uncached):
+    if func in (check_one, check_one_uncached):
         return result, 0, 0, ""
     return FixReport(path, 0, False, result), None
 
@@ -93,30 +93,30 @@ def _pool(workers: int, settings: Settings) -> ProcessPoolExecutor:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    _load_for_workers()
+    load_for_workers()
     # What the parent freed before forking (the project's wrapper index is built just before,
     # reading every module that inserts) would stay mapped in it for the whole run.
-    worker_process._find_malloc_trim()
-    worker_process._release_freed_memory()
+    worker_process.find_malloc_trim()
+    worker_process.release_freed_memory()
 
     methods = multiprocessing.get_all_start_methods()
     ctx = multiprocessing.get_context("fork" if sys.platform == "linux" and "fork" in methods else None)
     return ProcessPoolExecutor(
-        workers, mp_context=ctx, initializer=worker_process._init_worker, initargs=(settings, os.getpid())
+        workers, mp_context=ctx, initializer=worker_process.init_worker, initargs=(settings, os.getpid())
     )
 
 
-def _load_for_workers() -> None:
+def load_for_workers() -> None:
     """fork: workers inherit the imported modules and the loaded op table for free, so the
     engine and the rules (imported lazily, as a run of a few files needs them) are imported
     before it: once here rather than once per worker. A run that makes the project's wrapper
     index does it while a child makes the index (~0.2 s of ExecuTorch's imports off the
     time before the workers start); `_pool` then finds everything loaded. A run of one
-    process imports the modules while it waits for that child (`_import_for_checks`)."""
+    process imports the modules while it waits for that child (`import_for_checks`)."""
     from qlint.optable import load_op_table
     from qlint.short_digests import load_before_forking
 
-    _import_for_checks()
+    import_for_checks()
     load_before_forking()
     # The op table too (1.3 MiB of decoded JSON): each worker loaded its own copy at its first
     # check; inherited, only the pages of the ops a worker looks up are copied.
@@ -134,7 +134,7 @@ def _import_for_pool() -> None:
 
     for name in _POOL_MODULES:
         importlib.import_module(name)
-    worker_process._find_malloc_trim()
+    worker_process.find_malloc_trim()
 
 
 _POOL_MODULES = (
@@ -146,7 +146,7 @@ _POOL_MODULES = (
 )
 
 
-def _import_for_checks() -> None:
+def import_for_checks() -> None:
     """The engine and every rule's module. A run of one process imports them while it waits
     for the wrapper index's child, rather than at its first checks (on ao, all but five of
     these modules are imported by its checks anyway); OpenSSL and the whole op table are left

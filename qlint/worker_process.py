@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from qlint.file_checks import _check_order, _tune_gc
+from qlint.file_checks import check_order, tune_gc
 from qlint.settings import Settings
 
 _worker_settings: Settings | None = None
@@ -25,7 +25,7 @@ _parent_pid: int | None = None
 _PR_SET_PDEATHSIG = 1
 
 
-def _init_worker(settings: Settings, parent_pid: int) -> None:
+def init_worker(settings: Settings, parent_pid: int) -> None:
     global _worker_settings, _parent_pid
     _worker_settings = settings
     _parent_pid = parent_pid
@@ -33,10 +33,10 @@ def _init_worker(settings: Settings, parent_pid: int) -> None:
     from qlint.analysis import held_interrupts  # with `signal`: only where a run forks
 
     # Ctrl-C is the parent's to handle (exit 130, quietly); workers are stopped by it. One that
-    # came while the worker was forked was held (`check_chunks._submitted`): it is dropped now.
+    # came while the worker was forked was held (`check_chunks.submitted`): it is dropped now.
     held_interrupts.ignore_in_worker()
-    _tune_gc()
-    _find_malloc_trim()
+    tune_gc()
+    find_malloc_trim()
     # The small tables of answers about other modules this worker works out (`kept_answers`),
     # written down as it exits: the first edited check after the run reads them.
     from qlint.analysis.graphs import kept_answers
@@ -64,17 +64,17 @@ def _exit_if_orphaned() -> None:
 
 # A check that took this much CPU allocated a tree and its analyses (most files are turned away
 # by the triggers in well under a millisecond): what it freed is handed back to the system after
-# it. CPU, not wall time (`_check_cpu`): on a busy machine most checks outlast 20 ms of wall
+# it. CPU, not wall time (`check_cpu`): on a busy machine most checks outlast 20 ms of wall
 # time while the process waits for a core, and ExecuTorch's run trimmed after 2,440 of its
 # 3,841 files instead of ~120, each trim's freed pages faulted back in by the next check (at
 # a load of ~25: 185,000 -> 146,000 minor faults over the run). A heavy check, the one whose
 # freed memory would raise the run's peak, is still followed by a trim.
-_RELEASE_AFTER_SECONDS = 0.02
-_check_cpu = time.thread_time  # this thread's CPU: the parent's pool threads are not its checks
-_malloc_trim: Callable[[int], int] | None = None  # glibc's, found by `_init_worker`
+RELEASE_AFTER_SECONDS = 0.02
+check_cpu = time.thread_time  # this thread's CPU: the parent's pool threads are not its checks
+_malloc_trim: Callable[[int], int] | None = None  # glibc's, found by `init_worker`
 
 
-def _find_malloc_trim() -> None:
+def find_malloc_trim() -> None:
     global _malloc_trim
     if sys.platform != "linux":
         return
@@ -84,7 +84,7 @@ def _find_malloc_trim() -> None:
         _malloc_trim = ctypes.CDLL(None).malloc_trim
 
 
-def _release_freed_memory() -> None:
+def release_freed_memory() -> None:
     """Give the pages a finished check freed back to the system. A worker's memory is otherwise
     its highest point so far (freed blocks stay mapped, scattered among what the run keeps), and
     the run's peak is the sum over the workers: with each worker back down between its big files,
@@ -93,13 +93,13 @@ def _release_freed_memory() -> None:
         _malloc_trim(0)
 
 
-def _run_chunk(func: Callable[[str, Settings], Any], paths: list[str]) -> list[tuple[str, Any]]:
+def run_chunk(func: Callable[[str, Settings], Any], paths: list[str]) -> list[tuple[str, Any]]:
     assert _worker_settings is not None
     out = []
-    for path in _check_order(func, paths):
+    for path in check_order(func, paths):
         _exit_if_orphaned()  # the watchdog where PR_SET_PDEATHSIG does not exist
-        start = _check_cpu()
+        start = check_cpu()
         out.append((path, func(path, _worker_settings)))
-        if _check_cpu() - start >= _RELEASE_AFTER_SECONDS:
-            _release_freed_memory()
+        if check_cpu() - start >= RELEASE_AFTER_SECONDS:
+            release_freed_memory()
     return out

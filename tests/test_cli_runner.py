@@ -145,15 +145,15 @@ def test_checking_one_file_does_not_import_multiprocessing(tmp_path):
 
 
 def test_a_parallel_run_loads_the_pool_while_the_index_child_works_and_a_serial_one_not_at_all():
-    # What a parallel run loads while the wrapper index's child works (`_load_for_workers`)
+    # What a parallel run loads while the wrapper index's child works (`worker_pool.load_for_workers`)
     # holds what its pool loads: nothing is left for after the index, when one core idles.
     # A run of one process, which imports the checks' modules meanwhile instead, loads none.
     code = (
         "import sys\nfrom qlint import runner, worker_pool\n"
         "def pool_modules():\n"
         "    return sorted(m for m in sys.modules if m.startswith(('multiprocessing', 'concurrent')))\n"
-        "worker_pool._import_for_checks()\nprint(pool_modules() == [])\n"
-        "worker_pool._load_for_workers()\nloaded = pool_modules()\n"
+        "worker_pool.import_for_checks()\nprint(pool_modules() == [])\n"
+        "worker_pool.load_for_workers()\nloaded = pool_modules()\n"
         "with worker_pool._pool(1, runner.Settings()) as pool:\n"
         "    assert pool.submit(abs, -1).result() == 1\n"
         "print(pool_modules() == loaded, 'multiprocessing.popen_fork' in loaded)\n"
@@ -187,7 +187,7 @@ def test_a_crashing_file_costs_only_itself(tmp_path, crash_rule, monkeypatch):
 def test_unreadable_file_is_an_error_not_a_crash(tmp_path):
     # As root nothing is unreadable by permissions; a directory fails `open` for real.
     (tmp_path / "dir.py").mkdir()
-    result, *_ = file_checks._check_one(str(tmp_path / "dir.py"), settings(tmp_path))
+    result, *_ = file_checks.check_one(str(tmp_path / "dir.py"), settings(tmp_path))
     assert result.diagnostics == [] and "cannot read: Is a directory" in result.errors[0]
 
 
@@ -258,7 +258,7 @@ def test_chunks_keep_neighbours_together_heaviest_first_and_cover_everything(tmp
             p = tmp_path / package / f"m{i:02}.py"
             p.write_text("x" * (1000 if (package, i) == ("b", 5) else 100))
             paths.append(str(p))
-    head, tail = check_chunks._chunk_parts(list(reversed(paths)), 2)
+    head, tail = check_chunks.chunk_parts(list(reversed(paths)), 2)
     chunks = head + tail
     assert sorted(p for c in chunks for p in c) == sorted(paths)
     assert str(tmp_path / "b" / "m05.py") in chunks[0]
@@ -278,7 +278,7 @@ def test_a_process_takes_the_chunks_of_the_packages_it_checked_first(tmp_path):
             p = tmp_path / package / f"m{i:02}.py"
             p.write_text("x" * 1000)
             paths.append(str(p))
-    head, tail = check_chunks._chunk_parts(paths, 2)
+    head, tail = check_chunks.chunk_parts(paths, 2)
     pending = check_chunks._Affinity(head, tail)
     taken = {check_chunks._POOL: [], check_chunks._PARENT: []}
     for taker in [check_chunks._POOL, check_chunks._PARENT] * len(head):
@@ -458,8 +458,8 @@ def test_results_leave_their_dependencies_to_the_cache(tmp_path, monkeypatch, jo
 def test_a_run_without_cache_gets_no_dependencies_from_its_workers(tmp_path):
     pkg = _reader_and_module(tmp_path)
     match = str(pkg / "match.py")
-    assert str(pkg / "ops.py") in file_checks._check_one(match, settings(tmp_path))[0].dependencies
-    result, *_ = file_checks._check_one_uncached(match, settings(tmp_path))
+    assert str(pkg / "ops.py") in file_checks.check_one(match, settings(tmp_path))[0].dependencies
+    result, *_ = file_checks.check_one_uncached(match, settings(tmp_path))
     assert [d.code for d in result.diagnostics] == ["QL101"] and result.dependencies == {}
 
 
@@ -473,10 +473,10 @@ def test_a_worker_hands_freed_memory_back_after_a_heavy_file_only(tmp_path, monk
 
     def check(path, _settings):
         if path in slow:
-            _burn_cpu(worker_process._RELEASE_AFTER_SECONDS)
+            _burn_cpu(worker_process.RELEASE_AFTER_SECONDS)
         return path
 
-    assert worker_process._run_chunk(check, ["light.py", "heavy.py", "light2.py"]) == [
+    assert worker_process.run_chunk(check, ["light.py", "heavy.py", "light2.py"]) == [
         ("light.py", "light.py"),
         ("heavy.py", "heavy.py"),
         ("light2.py", "light2.py"),
@@ -499,17 +499,17 @@ def test_a_check_that_only_waited_for_a_core_is_no_heavy_file(tmp_path, monkeypa
     monkeypatch.setattr(worker_process, "_worker_settings", settings(tmp_path))
 
     def check(path, _settings):
-        time.sleep(2 * worker_process._RELEASE_AFTER_SECONDS)  # off the CPU, as when waiting for it
+        time.sleep(2 * worker_process.RELEASE_AFTER_SECONDS)  # off the CPU, as when waiting for it
         return path
 
-    assert worker_process._run_chunk(check, ["a.py", "b.py"]) == [("a.py", "a.py"), ("b.py", "b.py")]
+    assert worker_process.run_chunk(check, ["a.py", "b.py"]) == [("a.py", "a.py"), ("b.py", "b.py")]
     assert released == []
 
 
 def test_the_parent_hands_freed_memory_back_after_its_own_heavy_files_only(tmp_path, monkeypatch):
-    # The parent checks chunks beside the workers (`_shared_chunks`): the same rule holds there.
+    # The parent checks chunks beside the workers (`check_chunks.shared_chunks`): the same rule holds there.
     released = []
-    monkeypatch.setattr(worker_process, "_release_freed_memory", lambda: released.append(True))
+    monkeypatch.setattr(worker_process, "release_freed_memory", lambda: released.append(True))
 
     class Pool:  # no worker: the parent takes every chunk
         def submit(self, *args):
@@ -517,13 +517,13 @@ def test_the_parent_hands_freed_memory_back_after_its_own_heavy_files_only(tmp_p
 
     def check(path, _settings):
         if path == "heavy.py":
-            _burn_cpu(worker_process._RELEASE_AFTER_SECONDS)
+            _burn_cpu(worker_process.RELEASE_AFTER_SECONDS)
         else:
-            time.sleep(2 * worker_process._RELEASE_AFTER_SECONDS)
+            time.sleep(2 * worker_process.RELEASE_AFTER_SECONDS)
         return path
 
     chunks = ([["waits.py", "heavy.py"], ["waits2.py"]], [])
-    out = list(check_chunks._shared_chunks(Pool(), 0, check, chunks, settings(tmp_path), set()))
+    out = list(check_chunks.shared_chunks(Pool(), 0, check, chunks, settings(tmp_path), set()))
     assert sorted(p for p, _ in out) == ["heavy.py", "waits.py", "waits2.py"]
     assert released == [True]
 
@@ -531,7 +531,7 @@ def test_the_parent_hands_freed_memory_back_after_its_own_heavy_files_only(tmp_p
 @pytest.mark.skipif(sys.platform != "linux", reason="glibc's malloc_trim")
 def test_workers_find_malloc_trim(monkeypatch):
     monkeypatch.setattr(worker_process, "_malloc_trim", None)
-    worker_process._find_malloc_trim()
+    worker_process.find_malloc_trim()
     assert worker_process._malloc_trim is not None
 
 
@@ -539,7 +539,7 @@ def test_the_parent_hands_freed_memory_back_before_forking(tmp_path, monkeypatch
     # Freed before the fork (the wrapper index's build), it would stay mapped in the parent
     # for the whole run.
     calls = []
-    monkeypatch.setattr(worker_process, "_release_freed_memory", lambda: calls.append(os.getpid()))
+    monkeypatch.setattr(worker_process, "release_freed_memory", lambda: calls.append(os.getpid()))
     src = tree(tmp_path, runner.MIN_PARALLEL_FILES + 2)
     run_check([str(src)], settings(tmp_path), use_cache=False, jobs=2)
     assert os.getpid() in calls
@@ -576,9 +576,9 @@ def test_a_run_without_cache_does_not_hash_the_files_it_checks(tmp_path, monkeyp
         raise AssertionError("a cache key made for a run without a cache")
 
     monkeypatch.setattr(file_checks, "content_hash", unwanted)
-    result, size, mtime_ns, digest = file_checks._check_one_uncached(match, settings(tmp_path))
+    result, size, mtime_ns, digest = file_checks.check_one_uncached(match, settings(tmp_path))
     assert [d.code for d in result.diagnostics] == ["QL101"] and (size, mtime_ns, digest) == (0, 0, "")
     monkeypatch.undo()
     # The cached run's check keys its entry on them, as before.
-    _, size, _, digest = file_checks._check_one(match, settings(tmp_path))
+    _, size, _, digest = file_checks.check_one(match, settings(tmp_path))
     assert size == os.path.getsize(match) and digest

@@ -32,13 +32,13 @@ def test_the_checked_parse_and_the_imported_summary_are_charged_apart(tmp_path, 
     user = "from pkg.consts import DQ\n\n\ndef f(n):\n    return n.target == DQ\n"
     plain = "def g(x):\n    return x + 1\n"
     write_package(tmp_path, "pkg", consts=consts, user=user, plain=plain)
-    real = (ast.parse, forked_call.call, file_checks._check_one_uncached, registry.DeferredRule.check)
+    real = (ast.parse, forked_call.call, file_checks.check_one_uncached, registry.DeferredRule.check)
     cwd = os.getcwd()
     try:
         assert _split().main([str(tmp_path), "--floor-runs", "1"]) == 0
     finally:
         os.chdir(cwd)
-    assert (ast.parse, forked_call.call, file_checks._check_one_uncached, registry.DeferredRule.check) == real
+    assert (ast.parse, forked_call.call, file_checks.check_one_uncached, registry.DeferredRule.check) == real
     out = capsys.readouterr().out
     assert ", 4 files" in out.splitlines()[0]  # __init__, consts, plain, user
     # user.py parsed for its check; consts.py for QL101's question about DQ; plain.py never.

@@ -67,7 +67,7 @@ DRIVER = textwrap.dedent(
     shared_words.start = returned("words-forked", shared_words.start)
     shared_words.Pending.wait = announced("words-wait", shared_words.Pending.wait)
     wrapper_index.build = announced("index", wrapper_index.build)
-    worker_process._init_worker = announced("worker", worker_process._init_worker)
+    worker_process.init_worker = announced("worker", worker_process.init_worker)
     if os.environ.get("APART_FILES"):  # the index's modules read by two processes (`wrapper_reads`)
         from qlint.analysis.graphs import wrapper_reads
         wrapper_reads._APART_FILES = int(os.environ["APART_FILES"])

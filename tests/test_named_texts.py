@@ -221,7 +221,7 @@ def test_a_worker_of_a_tree_run_writes_what_it_found_as_it_exits(tmp_path, store
     utils = _tree_repo(tmp_path)
     kept_answers.use(store, only_small=True)
 
-    def work() -> None:  # as `worker_process._init_worker` does, then a check
+    def work() -> None:  # as `worker_process.init_worker` does, then a check
         kept_answers.flush_at_worker_exit()
         check_file(utils, SELECT)
 

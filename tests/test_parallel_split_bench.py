@@ -21,7 +21,7 @@ def _split():
 def test_every_file_is_charged_to_the_process_that_checked_it(tmp_path, capsys):
     for i in range(runner.MIN_PARALLEL_FILES + 6):  # enough files for a pool
         (tmp_path / f"m{i}.py").write_text(f"def f{i}(n):\n    return n.target\n")
-    real = (discovery.discover, runner._wrapper_index, worker_pool._pool, file_checks._check_one_uncached, runner._map)
+    real = (discovery.discover, runner._wrapper_index, worker_pool._pool, file_checks.check_one_uncached, runner._map)
     cwd = os.getcwd()
     try:
         assert _split().main([str(tmp_path), "-j", "2"]) == 0
@@ -31,7 +31,7 @@ def test_every_file_is_charged_to_the_process_that_checked_it(tmp_path, capsys):
         discovery.discover,
         runner._wrapper_index,
         worker_pool._pool,
-        file_checks._check_one_uncached,
+        file_checks.check_one_uncached,
         runner._map,
     ) == real
     out = capsys.readouterr().out

@@ -291,9 +291,9 @@ def test_only_the_check_run_freezes_content_keys(tmp_path, monkeypatch):
 
     (tmp_path / "a.py").write_text("import torch\nprepare_pt2e(m)\n")
     seen: list[bool] = []
-    real = file_checks._check_one_uncached  # the check of a run without a cache
+    real = file_checks.check_one_uncached  # the check of a run without a cache
     monkeypatch.setattr(
-        file_checks, "_check_one_uncached", lambda path, s: seen.append(ProjectIndex.fixed_content) or real(path, s)
+        file_checks, "check_one_uncached", lambda path, s: seen.append(ProjectIndex.fixed_content) or real(path, s)
     )
     runner.run_check([str(tmp_path)], Settings(root=tmp_path), use_cache=False, jobs=1)
     assert seen == [True] and not ProjectIndex.fixed_content

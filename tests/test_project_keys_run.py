@@ -107,7 +107,7 @@ def test_only_a_run_without_cache_leaves_dependencies_unrecorded(tmp_path, monke
 
     root = _tree(tmp_path)
     seen: list[bool] = []
-    for name in ("_check_one", "_check_one_uncached"):
+    for name in ("check_one", "check_one_uncached"):
         real = getattr(file_checks, name)
         monkeypatch.setattr(
             file_checks, name, lambda p, s, real=real: seen.append(ProjectIndex.wants_dependencies) or real(p, s)

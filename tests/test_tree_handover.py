@@ -53,13 +53,13 @@ def test_a_module_summarised_then_checked_is_parsed_once(package, tmp_path, fres
     helpers = str(package / "z_helpers.py")
     parsed = _whole_parses(monkeypatch, {helpers: HELPERS})
     order: list[str] = []
-    check_one = file_checks._check_one_uncached  # the check of a run without a cache
+    check_one = file_checks.check_one_uncached  # the check of a run without a cache
 
     def recording(path, settings):
         order.append(path)
         return check_one(path, settings)
 
-    monkeypatch.setattr(file_checks, "_check_one_uncached", recording)
+    monkeypatch.setattr(file_checks, "check_one_uncached", recording)
     run = run_check([str(package)], s, use_cache=False, jobs=1)
     assert parsed == [helpers]
     # Checked right after the file whose check summarised it, before the file between them.

@@ -268,8 +268,8 @@ def test_a_run_loads_what_its_workers_inherit_or_its_checks_import_while_the_ind
 
     monkeypatch.setattr(wrapper_index, "enable", enable)
     monkeypatch.setattr(shared_words, "start", counted)
-    monkeypatch.setattr(run_indexes, "_load_for_workers", lambda: loaded.append("inherited"))
-    monkeypatch.setattr(run_indexes, "_import_for_checks", lambda: loaded.append("imported"))
+    monkeypatch.setattr(run_indexes, "load_for_workers", lambda: loaded.append("inherited"))
+    monkeypatch.setattr(run_indexes, "import_for_checks", lambda: loaded.append("imported"))
     cache = Cache.for_settings(Settings(root=tmp_path, cache_dir=tmp_path / "cache"))
     for parallel, store in ((True, None), (False, None), (False, cache), (False, cache)):
         project_words.forget()

@@ -325,7 +325,7 @@ class ProjectIndex:
     def _set_aside(self) -> None:
         """Drop the entries no check used for `_UNUSED_CHECKS` checks, keeping their summaries.
 
-        A worker checks neighbouring files (`check_chunks._chunk_parts`): the modules they import are used
+        A worker checks neighbouring files (`check_chunks.chunk_parts`): the modules they import are used
         by a run of checks, then seldom again. Kept for the whole run, every module's text, the
         statements parsed from it and the flows analysed on its scope made most of what a worker
         holds (ExecuTorch: ~30 of 52 MiB traced at the end of each worker), and its heap does not

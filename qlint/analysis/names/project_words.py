@@ -191,7 +191,7 @@ def known_to_lack(path: str, key: tuple, needles: tuple[bytes, ...]) -> bool:
 def cut(paths: Iterable[str]) -> None:
     """Read and cut every module of `paths` (absolute, normalised: a listing's) at its content
     key now, as the first question reaching it would: a run of one process does it while it
-    waits for the wrapper index's child (`run_indexes._wrapper_index`), so its project scans skip
+    waits for the wrapper index's child (`run_indexes.project_indexes`), so its project scans skip
     the modules whose words lack their needles (`known_to_lack`) instead of reading them."""
     for path in paths:
         key = content_keys.content_key({}, path, True)
