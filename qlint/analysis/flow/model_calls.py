@@ -44,7 +44,7 @@ from qlint.analysis.flow.model_env import Env, merge_values, new_value
 from qlint.analysis.flow.model_values import CALL, CONTAINER, PARAM, PRETRAINED, UNKNOWN, ModeFact, Obj, Origin
 from qlint.analysis.flow.partial_calls import partial_call
 from qlint.analysis.flow.prepared_results import PreparedResults
-from qlint.analysis.flow.reflective_switches import reflective_switch
+from qlint.analysis.flow.reflective_switches import SWITCHES, reflective_switch
 from qlint.analysis.flow.relayed_lambdas import RelayedLambdas
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import ClassScope
@@ -136,7 +136,7 @@ class CallSemantics:
         func = node.func
         if type(func) is ast.Name and func.id in self.resolver.local and (spelled := partial_call(self, node)):
             return self.call(spelled, env)  # `prep = functools.partial(set_mode, train=True); prep(m)`
-        if (type(func) is ast.Call or (type(func) is ast.Attribute and func.attr in _SWITCHES)) and (
+        if (type(func) is ast.Call or (type(func) is ast.Attribute and func.attr in SWITCHES)) and (
             read := reflective_switch(self, node, env)
         ):
             return self.call(read[0], env) if read[0] is not None else read[1]  # `getattr(m, "eval")()`
@@ -420,9 +420,6 @@ _MODE_KEEPING_WRAPPERS = frozenset(
         ),
     }
 )
-
-
-_SWITCHES = frozenset({"eval", "train"})
 
 
 def _switch_on_part(func: ast.expr, env: Env) -> bool:

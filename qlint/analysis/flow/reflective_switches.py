@@ -31,7 +31,7 @@ from qlint.analysis.flow.library_calls import method_call
 from qlint.analysis.names.scope import parameter_args
 from qlint.analysis.node_memo import kept_on_node
 
-_SWITCHES = ("eval", "train")
+SWITCHES = frozenset({"eval", "train"})  # the method names the forms above spell
 _KEY = "_qlint_reflective_switch"  # on the call: (spelled call, dispatched) or False
 # On a spelled call: what reports it quotes the call as written, not `.train(False)`.
 SPELLED = "_qlint_spelled_switch"
@@ -62,12 +62,12 @@ def _spelling(sem, node: ast.Call) -> tuple[ast.Call, bool] | None:
         if not (isinstance(inner, ast.Name) and inner.id == "getattr" and len(func.args) == 2 and not func.keywords):
             return None
         receiver, name = func.args
-        if not (isinstance(name, ast.Constant) and name.value in _SWITCHES) or isinstance(receiver, ast.Starred):
+        if not (isinstance(name, ast.Constant) and name.value in SWITCHES) or isinstance(receiver, ast.Starred):
             return None
         if "getattr" in sem.resolver.local:
             return None
         return _call(node, receiver, name.value, node.args, node.keywords), True
-    if type(func) is not ast.Attribute or func.attr not in _SWITCHES:
+    if type(func) is not ast.Attribute or func.attr not in SWITCHES:
         return None
     value = func.value
     if isinstance(value, ast.Call):  # `super().eval()`
@@ -131,4 +131,4 @@ def _call(node: ast.Call, receiver: ast.expr, attr: str, args, keywords) -> ast.
     return call
 
 
-__all__ = ["SPELLED", "reflective_switch"]
+__all__ = ["SPELLED", "SWITCHES", "reflective_switch"]

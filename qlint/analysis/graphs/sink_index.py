@@ -20,6 +20,7 @@ one. A superset of what the search finds, as for the wrappers.
 from __future__ import annotations
 
 import functools
+import os
 import re
 from collections.abc import Callable
 
@@ -79,8 +80,6 @@ def _packages(paths: list[str]) -> list[str]:
     """The packages' `__init__.py` of the modules at `paths`: `import pkg`, then
     `pkg.checks.assert_nodes(...)`, reaches a helper of `pkg/checks.py` through the package's
     attribute, an import ending in the package's stem."""
-    import os
-
     out = []
     for path in paths:
         directory = os.path.dirname(path)
