@@ -242,17 +242,17 @@ def _timed_run(cmd: list[str], cwd: str, env: dict[str, str], stdin_path: str) -
     """(user+sys CPU seconds of the process and the children it waited for, wall seconds,
     stdout). The CPU is the growth of this process's reaped children's totals (`getrusage`)
     over the run, which reaps exactly this one child."""
-    before = _children_cpu()
+    before = children_cpu()
     with open(stdin_path, "rb") as stdin:
         start = time.perf_counter()
         proc = subprocess.run(cmd, cwd=cwd, env=env, stdin=stdin, capture_output=True)
         wall = time.perf_counter() - start
     if proc.returncode != 0:
         sys.exit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr.decode()[-2000:]}")
-    return _children_cpu() - before, wall, proc.stdout
+    return children_cpu() - before, wall, proc.stdout
 
 
-def _children_cpu() -> float:
+def children_cpu() -> float:
     # `getrusage`, in microseconds, not `os.times`, in clock ticks (10 ms on Linux): a check's
     # ~0.2 s of CPU came out a multiple of 0.01 s, and a survey's p90 and its files over 0.15 s
     # moved by whole ticks (ExecuTorch: 0.450, 0.400, 0.310, 0.280 s, ...), coarser than the
