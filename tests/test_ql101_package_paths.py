@@ -71,15 +71,22 @@ QUIET = {
 }
 
 
-@pytest.fixture
-def repo(tmp_path) -> Path:
+def packages_repo(tmp_path: Path, **modules: str) -> Path:
+    """`tmp_path/repo`: package `pkg` holding `checks`, the subpackages of `PACKAGES` each with
+    its own `checks`, `OTHERS` (enough modules for a tree run to make the index) and `modules`."""
     repo = tmp_path / "repo"
     for name in PACKAGES:
         (repo / "pkg" / name).mkdir(parents=True)
     (repo / "pyproject.toml").write_text("[project]\nname = 'pkg'\n")
     packages = {f"{name}/__init__": init for name, init in PACKAGES.items()}
     checks = {f"{name}/checks": CHECKS_MORE for name in PACKAGES}
-    _write(repo, __init__="", checks=CHECKS_MORE, mixins=MIXINS, **packages, **checks, **USERS, **QUIET, **OTHERS)
+    _write(repo, __init__="", checks=CHECKS_MORE, **packages, **checks, **OTHERS, **modules)
+    return repo
+
+
+@pytest.fixture
+def repo(tmp_path) -> Path:
+    repo = packages_repo(tmp_path, mixins=MIXINS, **USERS, **QUIET)
     assert _found(_qlint(repo, "--cache-dir", "cache", "pkg")) == LOUD
     return repo
 

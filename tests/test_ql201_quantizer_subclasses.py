@@ -1,6 +1,6 @@
 """QL201: `quantizer.prepare(m)` on an instance of a class with bases or subclasses (issue 14,
 item 2): a `Quantizer`/`TwoStepQuantizer` subclass, a base of the project in this module or
-another one, a subclass overriding the method (`confined_instances._family`).
+another one, a subclass overriding the method (`confined_instances.family_of`).
 
 The method's calls are all known when the whole family is read: quiet when every call
 passes an eval-mode model, loud when one does not; loud too when a base is not known, hands

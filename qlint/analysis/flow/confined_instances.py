@@ -10,7 +10,7 @@ metaclass, a decorator, `self` handed on) means the method may be called where q
 see.
 
 The class may have bases and subclasses (a `Quantizer` subclass, a shared base of test
-quantizers) when the whole family is read (`_family`): every base is a class of the project
+quantizers) when the whole family is read (`family_of`): every base is a class of the project
 (in this module or another one) whose methods keep `self` too, or a library base known to
 call nothing on `self` (`_INERT_BASES`); no base's method calls `self.<name>` for a method a
 class below it overrides (the flow reads such a call as the base's own method, not the
@@ -43,17 +43,17 @@ def _confined(ctx: FileContext, cls: ClassScope) -> bool:
     node = cls.node
     if ctx.scope.classes.get(node.name) is not cls or node.decorator_list or node.keywords:
         return False
-    family = _family(ctx, cls)
+    family = family_of(ctx, cls)
     if family is None:
         return False  # a base class may keep or hand on `self`, or run an override unseen
-    if not all(_self_stays(m) for c in family for m in c.methods.values()):
+    if not all(self_stays(m) for c in family for m in c.methods.values()):
         return False
     subclasses = [c for c in ctx.scope.classes.values() if any(_names(b, node.name) for b in c.node.bases)]
     if not all(confined(ctx, c) for c in subclasses):
         return False
     accepted_bases = {id(b) for c in subclasses for b in c.node.bases if _names(b, node.name)}
     name = node.name
-    rows = rows_spelling(ctx.text, name)
+    rows = ctx.lines_containing(name)
     unaccepted: set[int] = set()
     for body in bodies(ctx.tree, ctx.scope, ctx.cache):
         loads: set[int] = set()
@@ -61,10 +61,10 @@ def _confined(ctx: FileContext, cls: ClassScope) -> bool:
         for n in body.nodes(rows):
             if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load):
                 loads.add(id(n))
-            elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and _builds(n.func.value, name):
+            elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and builds(n.func.value, name):
                 accepted.add(id(n.func.value.func))  # `Wrapper().prepare(m)`
-            elif isinstance(n, ast.Assign) and _builds(n.value, name):
-                if not isinstance(body.node, _FUNCS) or not _bound_to_receiver(n, body.node):
+            elif isinstance(n, ast.Assign) and builds(n.value, name):
+                if not isinstance(body.node, _FUNCS) or not bound_to_receiver(n, body.node):
                     return False  # a module-level or class-level instance, or one used otherwise
                 accepted.add(id(n.value.func))
         unaccepted |= loads - accepted - accepted_bases
@@ -73,11 +73,6 @@ def _confined(ctx: FileContext, cls: ClassScope) -> bool:
     if unaccepted and not unaccepted <= registered_loads(ctx, name, _receiver_only, _named_elsewhere(ctx)):
         return False  # the class handed on, or an instance passed or returned
     return paths_naming(ctx, name) == []
-
-
-def rows_spelling(text: str, name: str) -> frozenset[int]:
-    """The rows of `text` whose line spells `name` (the rows a class's loads can be on)."""
-    return frozenset(i for i, line in enumerate(text.splitlines(), 1) if name in line)
 
 
 def _named_elsewhere(ctx: FileContext):
@@ -101,7 +96,7 @@ _INERT_BASES = frozenset(
 _MAX_BASES = 6
 
 
-def _family(ctx: FileContext, cls: ClassScope) -> list[ClassScope] | None:
+def family_of(ctx: FileContext, cls: ClassScope) -> list[ClassScope] | None:
     """`cls` and its bases of the project (None: one is not known, or may run an override
     of a class below it that the flow would not see)."""
     family: list[ClassScope] = []
@@ -176,11 +171,11 @@ def _names(expr: ast.expr, name: str) -> bool:
     return isinstance(expr, ast.Name) and expr.id == name
 
 
-def _builds(expr: ast.AST, name: str) -> bool:
+def builds(expr: ast.AST, name: str) -> bool:
     return isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == name
 
 
-def _bound_to_receiver(assign: ast.Assign, func: ast.AST) -> bool:
+def bound_to_receiver(assign: ast.Assign, func: ast.AST) -> bool:
     """`local = Wrapper(...)` where every read of `local` in the function is `local.<m>(...)`,
     or `local.<m>` handed to a call (`relay(model, local.capture)`): the bound method holds the
     instance, yet can run only that method, whose every use `call_sites` still reads (one the
@@ -209,7 +204,7 @@ def _receiver_only(local: str, func: ast.AST) -> bool:
     return reads <= receivers
 
 
-def _self_stays(method: ast.AST) -> bool:
+def self_stays(method: ast.AST) -> bool:
     """`self` is only ever read as `self.<attr>`."""
     if not isinstance(method, _FUNCS):
         return False
@@ -224,4 +219,4 @@ def _self_stays(method: ast.AST) -> bool:
     )
 
 
-__all__ = ["confined", "rows_spelling"]
+__all__ = ["bound_to_receiver", "builds", "confined", "family_of", "self_stays"]

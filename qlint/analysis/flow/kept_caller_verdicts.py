@@ -45,6 +45,7 @@ from qlint.analysis.flow import caller_modules
 from qlint.analysis.graphs import file_keys, kept_answers, kept_module_facts
 from qlint.analysis.names.body_reads import BODY_READ
 from qlint.short_digests import content_sha256_hex
+from qlint.source import lf_row_bytes
 
 # (checked module, helper, parameter, name searched, kind, caller module) -> (calls, shape, trail)
 _KEPT: dict[tuple, tuple] = {}
@@ -318,7 +319,11 @@ def _module_shape(ctx) -> tuple[str, dict]:
     found = ctx.cache.get(_SHAPE)
     if found is not None:
         return found
-    data = ctx.text.encode("utf-8")
+    # Rows as every text reader reads them (`source.lf_row_bytes`: a lone `\r` made `\n`, the
+    # same length), so that a masked body keeps its rows in a `\r`-only module too and the
+    # module reads as its `\n` twin. Raw otherwise, not NFKC: the digests stand for the text's
+    # content, and an edit NFKC would not see is still an edit.
+    data = lf_row_bytes(ctx.text.encode("utf-8"))
     starts = [0]
     for line in data.splitlines(keepends=True):
         starts.append(starts[-1] + len(line))

@@ -9,7 +9,7 @@ load of the class's name in the project is a construction that is called on at o
 receiver there (`confined_instances._receiver_only`), the class's methods (and its bases')
 read `self` only as `self.<attr>` (never `self.__class__`, nor a method of the class but to
 call it: a bound method holds the instance), and the bases are read in full
-(`confined_instances._family`), then no instance leaves the function that built it: the
+(`confined_instances.family_of`), then no instance leaves the function that built it: the
 method's calls in other modules are in the modules that name the class, and those are searched
 instead (each still read by `method_references`, which leaves out what cannot be the method).
 
@@ -25,7 +25,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.context import FileContext
-from qlint.analysis.flow.confined_instances import _bound_to_receiver, _builds, _family, _self_stays, rows_spelling
+from qlint.analysis.flow.confined_instances import bound_to_receiver, builds, family_of, self_stays
 from qlint.analysis.flow.project_search import _MAX_BYTES, _MAX_CANDIDATES, _candidates, _holding, _references
 from qlint.analysis.graphs import file_keys
 from qlint.analysis.names.functions import bodies
@@ -51,11 +51,11 @@ def _holders(ctx: FileContext, root: str, owner: ClassScope, module) -> list[tup
     name = node.name
     if ctx.scope.classes.get(name) is not owner or name in ctx.scope.imports or ctx.scope.assigns.get(name):
         return None
-    family = _family(ctx, owner)
+    family = family_of(ctx, owner)
     methods = {m for c in family or () for m in c.methods}
     if family is None or not all(_keeps_self(m, methods) for c in family for m in c.methods.values()):
         return None  # a base not read, or a method that hands its instance on
-    if not _kept_in(ctx, name, rows_spelling(ctx.text, name), own=node):
+    if not _kept_in(ctx, name, ctx.lines_containing(name), own=node):
         return None
     found = _candidates(ctx, root, name)
     if found is None:
@@ -76,7 +76,7 @@ def _holders(ctx: FileContext, root: str, owner: ClassScope, module) -> list[tup
             continue  # does not parse: it builds nothing
         rows = frozenset(refs.rows({name}) if refs is not None else ())
         if named:
-            rows |= rows_spelling(other[0].text, name)
+            rows |= other[0].lines_containing(name)
         if not _kept_in(other[0], name, rows):
             return None
         out.append((path, data, key))
@@ -95,7 +95,7 @@ def _unlisted_strings_kept(ctx: FileContext, root: str, name: str, listed: set[s
         if data is None or not any(q in data for q in quoted):
             continue
         other = module(path, data)
-        if other is not None and not _kept_in(other[0], name, rows_spelling(other[0].text, name)):
+        if other is not None and not _kept_in(other[0], name, other[0].lines_containing(name)):
             return False
     return True
 
@@ -104,7 +104,7 @@ def _keeps_self(method: ast.AST, methods: set[str]) -> bool:
     """`self` is only read as `self.<attr>`, never as `self.__class__` (which builds or hands
     out another instance of the class), and a method of the class (`methods`) only to call it
     there: `hooks.append(self.run)` hands the instance out with the bound method."""
-    if not _self_stays(method):
+    if not self_stays(method):
         return False
     params = parameter_args(method)
     me = params[0].arg if params else None
@@ -134,10 +134,10 @@ def _kept_in(other: FileContext, name: str, rows: frozenset[int], own: ast.Class
                 return False  # `stages.Quantize`: not followed
             elif isinstance(n, ast.Constant) and n.value == name and id(n) not in exported:
                 return False  # `getattr(stages, "Quantize")`
-            elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and _builds(n.func.value, name):
+            elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and builds(n.func.value, name):
                 accepted.add(id(n.func.value.func))  # `Stage(q).run(m)`
-            elif isinstance(n, ast.Assign) and _builds(n.value, name):
-                if isinstance(body.node, _FUNCS) and _bound_to_receiver(n, body.node):
+            elif isinstance(n, ast.Assign) and builds(n.value, name):
+                if isinstance(body.node, _FUNCS) and bound_to_receiver(n, body.node):
                     accepted.add(id(n.value.func))  # `stage = Stage(q)`, then `stage.run(m)`
             elif isinstance(n, (ast.Global, ast.Nonlocal)) or (
                 isinstance(n, (ast.ClassDef, *_FUNCS)) and n.name == name and n is not own

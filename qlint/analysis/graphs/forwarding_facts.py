@@ -68,12 +68,14 @@ class RemoteClass:
 @value_class(eq=False)
 class RemoteModule:
     """Enough of another module's scope for the helper search: its imports, functions and
-    classes (duck-typing the `ModuleScope` attributes `forwarding` reads)."""
+    classes (duck-typing the `ModuleScope` attributes `forwarding` reads), and the modules
+    its imports name (`import pkg.checks` sets `pkg`'s attribute `checks`: `package_paths`)."""
 
     path: str
     imports: dict[str, str]
     functions: dict[str, RemoteFunction]
     classes: dict[str, RemoteClass]
+    imported_modules: frozenset[str] = frozenset()
 
 
 class _NoProject:
@@ -183,7 +185,7 @@ class ForwardingFact:  # a SummaryFact
             classes[name] = RemoteClass(
                 bases, {m: _load_function(path, f"{name}.{m}", f) for m, f in _table(methods).items()}
             )
-        return RemoteModule(path, dict(summary.imports), functions, classes)
+        return RemoteModule(path, dict(summary.imports), functions, classes, frozenset(summary.imported_modules))
 
 
 def _param(node: ast.expr, params: set[str]) -> str | None:

@@ -8,7 +8,8 @@ work wherever the project has the module `pkg.checks`, whether or not `__init__`
 call that raised would fail the test on its own; the chain in a suite that runs is one that
 works). It does not take it where the package's `__init__` binds `checks` to something else
 (`from .checks import checks`, `checks = None`, `def checks()`): the attribute is then that,
-not the module, unless the module asking imports the submodule itself (`import pkg.checks`),
+not the module, unless the module asking imports the submodule itself (`import pkg.checks`;
+the checked module, or another on a helper chain, whose summary keeps the modules it imports),
 which sets the attribute when it loads the submodule, and `__init__` did not load it first
 (`from .checks import checks`).
 """
@@ -25,7 +26,7 @@ def runs_through(fw, project, scope, head: str, middle: list[str]) -> bool:
     before it) may reach the module `head.<middle>` of the module of `scope`: no package on
     the way binds the next name to anything but its submodule (a dependency of the answer:
     `fw._read`)."""
-    imported = getattr(scope, "imported_modules", ())  # a summary of another module has none
+    imported = scope.imported_modules
     package = head
     for name in middle:
         module = f"{package}.{name}"

@@ -26,9 +26,9 @@ far as a row tells: `_in_code`) does one of these:
 from __future__ import annotations
 
 import re
-import unicodedata
 from bisect import bisect_right
 
+from qlint.analysis.identifier_text import normalised
 from qlint.analysis.names.text_imports import import_spans, text_imports
 from qlint.lazy_patterns import lazy
 
@@ -142,11 +142,15 @@ def torch_names(text: str, spans: list[tuple[int, int]] | None = None) -> dict[s
 
 
 def identifiers(text: str) -> str:
-    """The text as Python reads its rows and identifiers: `\r\n` and `\r` end a row as `\n`
-    does, and a full-width `a` is `a` (NFKC)."""
-    if "\r" in text:
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return text if text.isascii() else unicodedata.normalize("NFKC", text)
+    r"""The text as Python reads its rows and identifiers, as every text reader reads it
+    (`identifier_text.normalised`: a full-width `a` is `a`, a lone `\r` ends a row), with each
+    `\r\n` made `\n` too."""
+    text = normalised(text)
+    # Deliberately one character shorter per `\r\n`, unlike `normalised`: the gate answers yes
+    # or no and keeps offsets into this text only (`packet_modules.ModuleText`), never into the
+    # raw one, and its row patterns are written for `\n` alone (`packet_modules._statements`
+    # reads a continued row as one ending in `\\\n`, `_assigning_rows` splits at `\n`).
+    return text.replace("\r\n", "\n") if "\r" in text else text
 
 
 # -- one text --------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 
+from qlint.analysis.identifier_text import normalised
 from qlint.analysis.names.modules import module_name_for, resolve_relative
 from qlint.lazy_patterns import lazy
 from qlint.source import lf_rows
@@ -221,7 +222,7 @@ def imported_modules(text: str, path: str) -> set[str]:
 
 
 def may_import(text: str, name: str) -> bool:
-    """Whether `text` may import `name` as the last part of a name its imports bind or come
+    r"""Whether `text` may import `name` as the last part of a name its imports bind or come
     from (`from a.name import x`, `from a import name`, `import a.name`: what
     `packet_scan.imported_names` holds), read from the text: a module spelling `name` only
     elsewhere (`def __init__(`, `pkg.name.f`, prose) is not parsed to find out. A superset of
@@ -229,7 +230,10 @@ def may_import(text: str, name: str) -> bool:
     in a compound statement): an occurrence counts when an `import` follows it, or when it
     ends a name (`,`, `)`, `as`, the row's end) and an `import` stands before it with nothing
     between but what an import's names are written with. No import is missed in the installed
-    torch, torchao and ExecuTorch and the two bench trees (11,315 modules, 171,768 names)."""
+    torch, torchao and ExecuTorch and the two bench trees (11,315 modules, 171,768 names).
+    Read as every text reader reads it (`identifier_text.normalised`): `checks` spelled in fullwidth
+    letters is `checks`, and a lone `\r` ends a row (a `\` before it continues the statement)."""
+    text = normalised(text)  # a yes or no: no offset goes back into the text given
     size, at = len(text), text.find(name)
     while at != -1:
         end = at + len(name)
