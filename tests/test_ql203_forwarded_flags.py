@@ -7,7 +7,8 @@ passes (`tests/test_ql203_ruled_out_arms.py`). Two shapes were left: a helper fo
 flag (`def g(m, is_qat): return f(m, is_qat)`, called as `g(m, False)`), and a helper copying
 its parameter under the flag (`if not is_qat: model = copy.deepcopy(model)`, `return model`).
 Both were reported whatever the call passed. A forwarding that changes the flag is read as
-such (`not is_qat`) or left unknown (`is_qat or ...`, a flag rebound first, `**kwargs`).
+such (`not is_qat`) or left unknown (`is_qat or ...`, a flag rebound first); `**kwargs` is
+read in `tests/test_ql203_forwarded_kwargs.py`.
 Every case below was run on torch 2.13 / torchao 0.18 with a real model and
 `XNNPACKQuantizer`: each quiet switch raised nothing, each loud one `NotImplementedError`.
 """
@@ -213,8 +214,8 @@ def test_the_argument_a_ruled_out_return_would_hand_back_stays_the_graph():
 
 
 def test_kwargs_forwarding_is_not_read_as_the_constant():
-    # `**kwargs` hands `f` whatever the caller named, or nothing (then `f`'s default): not
-    # followed, so the graph is taken as handed back (never as the copy).
+    # `**kwargs` hands `f` what the caller named: here `is_qat=True`, so the graph (the
+    # keyword read against `f`'s default, `tests/test_ql203_forwarded_kwargs.py`).
     src = forwarded(params="**kwargs", forward="**kwargs", call=", is_qat=True")
     assert rows(src) == [HEAD.count("\n") + textwrap.dedent(src).rstrip("\n").count("\n") + 1]
 

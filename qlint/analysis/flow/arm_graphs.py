@@ -20,14 +20,17 @@ graphs). And a helper may forward its flag (`def g(m, is_qat): return f(m, is_qa
 paths `f`'s return hands back become conditions on `g`'s own parameter (`forwarded`), so the
 call `g(m, False)` rules them out as it would `f(m, False)`, through as many helpers as the
 helper resolution follows. A forwarding that changes the flag (`f(m, not is_qat)`, a flag
-rebound first) leaves the condition out: the graph is then taken as handed back.
+rebound first) leaves the condition out: the graph is then taken as handed back. A flag
+handed on in `**kwargs` becomes a condition on its key (`forwarded_kwargs`), and a tuple
+handed back whole keeps its elements' conditions (`forwarded_items`).
 """
 
 from __future__ import annotations
 
 import ast
 
-from qlint.analysis.flow.dead_branches import contradicted_at_call, open_ended
+from qlint.analysis.flow.dead_branches import open_ended
+from qlint.analysis.flow.forwarded_kwargs import contradicted_at
 from qlint.analysis.flow.maybe_graphs import in_caller_terms, on_self
 from qlint.analysis.flow.model_env import Env, uncopied
 from qlint.analysis.flow.model_values import GRAPH_KINDS, PARAM, Obj, Origin, compatible
@@ -81,7 +84,7 @@ def ruled_out(paths: frozenset | None, callee, node: ast.Call, written: dict, ca
     if not paths or all(not g for _, g in paths):
         return frozenset()
     ended = open_ended(node)
-    live = {o for o, g in paths if not contradicted_at_call(g, callee.node, written, caller, callee.resolver, ended)}
+    live = {o for o, g in paths if not contradicted_at(g, callee.node, written, caller, callee.resolver, ended, node)}
     return frozenset(o for o, _ in paths if o not in live)
 
 
@@ -117,9 +120,9 @@ def forwarded(sem, node: ast.Call, callee, written: dict, given: dict, result: O
             if o.kind != PARAM or o.node is not callee.node or o.index not in given:
                 continue
             for g in [g for p, g in kept if p == o] or _ALWAYS:
-                if g and contradicted_at_call(g, callee.node, written, sem.resolver, callee.resolver, ended):
+                if g and contradicted_at(g, callee.node, written, sem.resolver, callee.resolver, ended, node):
                     continue
-                mine = in_caller_terms(g, callee.node, written, same_self) | here
+                mine = in_caller_terms(g, callee.node, written, same_self, node, sem.walk.func, callee.resolver) | here
                 for origin in given[o.index].origins:
                     per.setdefault(origin, set()).add(mine)
     if any(frozenset() not in guards for guards in per.values()):

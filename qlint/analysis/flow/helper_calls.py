@@ -13,7 +13,7 @@ import ast
 import weakref
 from functools import partial
 
-from qlint.analysis.flow import arm_graphs, left_graphs
+from qlint.analysis.flow import arm_graphs, forwarded_items, left_graphs
 from qlint.analysis.flow import decorator_registries as registries
 from qlint.analysis.flow.class_calls import class_callee
 from qlint.analysis.flow.class_methods import method_of
@@ -373,6 +373,7 @@ def apply(sem, node, callee: FunctionFlow, offset, receiver, args, kwargs, env: 
     # Only for a helper copying something (few): a closure costs its making at every call.
     origin_here = partial(in_caller, sem, node, callee, given, foreign, passed_here) if callee.copies else None
     _unpack(sem, node, callee, translate, origin_here, written, env)
+    forwarded_items.hand_back(sem, node, callee, written, given, foreign)  # `return f(m)`, a tuple
     if callee.return_parts:  # `return {"model": gm}`
         left_graphs.unpack_parts(sem, node, callee, translate, env)
     if callee.left_fields:  # `prepare_core(m)` storing a graph in `m.core`
@@ -399,7 +400,7 @@ def apply(sem, node, callee: FunctionFlow, offset, receiver, args, kwargs, env: 
     # The graphs the helper's returns hand back, on the branches of the call's arguments
     # (an allowed one is no path to a raise); what it was given keeps the paths it had.
     here = frozenset(sem.walk.guards)
-    paths = returned_paths(callee, node, written, sem.resolver, foreign)
+    paths = returned_paths(callee, node, written, sem.resolver, foreign, sem.walk.func)
     for origin, guard in paths:
         sem.made_graphs.setdefault(origin, set()).add(guard | here)
     if callee.copies:  # `return f(m, is_qat)`: the arm `f` hands a graph back on, in our terms

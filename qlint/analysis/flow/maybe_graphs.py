@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import ast
 
-from qlint.analysis.flow.dead_branches import contradicted_at_call, on_name, open_ended, rebound
+from qlint.analysis.flow.dead_branches import on_name, open_ended, rebound
+from qlint.analysis.flow.forwarded_kwargs import contradicted_at, keyed
+from qlint.analysis.flow.forwarded_kwargs import in_caller_terms as kwargs_terms
 from qlint.analysis.flow.function_flows import FunctionFlow
 from qlint.analysis.flow.model_env import Env, uncopied
 from qlint.analysis.flow.model_values import GRAPH_KINDS, Obj, Origin, anchored, compatible
@@ -58,19 +60,21 @@ def note_made(made: dict, obj: Obj | None, node: ast.Call, guards) -> None:
             made[o] = {frozenset(guards)}
 
 
-def returned_paths(callee: FunctionFlow, node: ast.Call, written: dict, caller, foreign: bool) -> frozenset:
-    """The graphs a helper's returns may be at this call, conditions in the caller's terms;
-    returns whose conditions the call's arguments rule out (`prepare(m, False, q)`) are dropped."""
+def returned_paths(callee: FunctionFlow, node: ast.Call, written: dict, caller, foreign: bool, func=None) -> frozenset:
+    """The graphs a helper's returns may be at this call (in the function `func`), conditions
+    in the caller's terms; returns whose conditions the call's arguments rule out
+    (`prepare(m, False, q)`, or a keyword landing in the helper's `**kwargs`) are dropped."""
     out: set[GraphPath] = set()
     ended = open_ended(node)
     for paths in callee.return_graphs.values():
         for origin, guard in paths:
             if origin.kind not in GRAPH_KINDS:
                 continue  # its parameter handed back under an arm (`arm_graphs.forwarded`)
-            if contradicted_at_call(guard, callee.node, written, caller, callee.resolver, ended):
+            if contradicted_at(guard, callee.node, written, caller, callee.resolver, ended, node):
                 continue
             here = anchored(origin, node, callee.path) if foreign else origin
-            out.add((here, in_caller_terms(guard, callee.node, written, on_self(node))))
+            terms = in_caller_terms(guard, callee.node, written, on_self(node), node, func, callee.resolver)
+            out.add((here, terms))
     return frozenset(out)
 
 
@@ -80,11 +84,15 @@ def on_self(node: ast.Call) -> bool:
     return isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"
 
 
-def in_caller_terms(guard: frozenset, callee: ast.AST, written: dict, same_self: bool) -> frozenset:
+def in_caller_terms(
+    guard: frozenset, callee: ast.AST, written: dict, same_self: bool, call=None, func=None, home=None
+) -> frozenset:
     """A condition on a parameter the call passes a name for (`use_pt2e`, `cfg.pt2e`) becomes
     that condition on the name (its negation for `not use_pt2e`), one on `self.<attr>` stays
-    as it is for a call on `self`; any other is not the caller's to test and is left out (the
-    path is then taken as possible wherever the caller switches)."""
+    as it is for a call on `self`; one on a parameter the call leaves to the `**kwargs` of the
+    calling function `func` hands on becomes one on that key (`forwarded_kwargs`, which reads
+    the callee's default with `home`); any other is not the caller's to test and is left out
+    (the path is then taken as possible wherever the caller switches)."""
     index = {a.arg: i for i, a in enumerate(parameter_args(callee, star=False))}
     out = set()
     for condition, polarity in guard:
@@ -93,8 +101,13 @@ def in_caller_terms(guard: frozenset, callee: ast.AST, written: dict, same_self:
             out.add((condition, polarity))
             continue
         if name not in index or rebound(callee, name):
+            if call is not None and keyed(name):
+                out.update(kwargs_terms(condition, polarity, None, callee, call, func, home))
             continue
         expr = written.get(index[name])
+        if expr is None and call is not None and index[name] not in written:
+            out.update(kwargs_terms(condition, polarity, name, callee, call, func, home))
+            continue
         if type(expr) is ast.UnaryOp and type(expr.op) is ast.Not and condition == name:
             expr, polarity = expr.operand, not polarity  # `f(m, not is_qat)`: true where `is_qat` is not
         parts = dotted_parts(expr) if expr is not None else None
