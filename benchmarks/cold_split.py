@@ -47,7 +47,7 @@ modules (pieces counted) took 0.91 s, 57 of them (0.10 s) of a text parsed befor
 the checked files' 264 (0.08 s), most of both qualcomm's test_qnn_delegate.py (465 KB), parsed
 by three checks (a summary's, its own, a caller search's: over `tree_handover`'s budget);
 170 of 594 statements (0.06 s) were parsed again after their module's entry was set aside
-(`ProjectIndex._set_aside`); `model_interp.qualname` asked 262 of the module parses.
+(`set_asides`); `model_interp.qualname` asked 262 of the module parses.
 
 A module's parse is charged to the first reader that asked, which overstates what a cut of
 that reader would save when others read the module after it (stop 63 read

@@ -22,7 +22,7 @@ precheck that skips bodies would have to save:
 - how many hold a capture, and a capture that reaches a prepare (what QL201/QL202 report on);
 - repeats of a body analysed before: the same tree, or a tree parsed again from its
   module's text; and by cause, the first that applies (comparing with the body's last
-  analysis): its module's entry was set aside between (`ProjectIndex._set_aside`: the flows
+  analysis): its module's entry was set aside between (`set_asides`: the flows
   kept on its scope go with it, and its statements are parsed again); one of the two is the
   checked module's own analysis (its flows are kept for no other check, and the two are held
   on different scopes); one of the two is a caller search's (`model_flow._Memo.follow`: the
@@ -107,7 +107,7 @@ class _Counts:
         func, owner = interpreter.func, interpreter.owner
         where = _where(owner.scope.path, func)
         now = {
-            "asides": getattr(owner.project, "set_asides", 0),
+            "asides": owner.project.set_aside.count if getattr(owner.project, "set_aside", None) else 0,
             "own": owner.depth == 0 and owner.memo.follow is None,
             "follow": owner.memo.follow,
             "kept": False,

@@ -163,7 +163,7 @@ def test_summaries_of_a_module_set_aside_leave_the_pool_and_findings_stay(tmp_pa
     """A module the index set aside is rebuilt as a new scope: what the pool kept of the old one
     goes (it held the old scope, its statements and flows, for the rest of the run), and the
     findings are those of each file checked alone."""
-    from qlint.analysis.names import project as project_module
+    from qlint.analysis.names import set_asides
 
     pkg = tmp_path / "pkg"
     pkg.mkdir()
@@ -173,8 +173,8 @@ def test_summaries_of_a_module_set_aside_leave_the_pool_and_findings_stay(tmp_pa
     for i in range(3):  # checks that use no helper: the index sets `helpers` aside meanwhile
         old_file(pkg / f"m{i}_other.py", HEAD + "\ndef f(prepared):\n    return convert_pt2e(prepared)\n")
     old_file(pkg / "z_user.py", _user("h3"))
-    monkeypatch.setattr(project_module, "_UNUSED_CHECKS", 1)
-    monkeypatch.setattr(project_module, "_SET_ASIDE_EVERY", 1)
+    monkeypatch.setattr(set_asides, "UNUSED_CHECKS", 1)
+    monkeypatch.setattr(set_asides, "EVERY", 1)
     s = Settings(root=tmp_path, cache_dir=tmp_path / "cache", select=("QL204",))
     ProjectIndex._default = None
     pools = []
@@ -188,7 +188,7 @@ def test_summaries_of_a_module_set_aside_leave_the_pool_and_findings_stay(tmp_pa
     monkeypatch.setattr("qlint.rules.ql204_convert_without_calibration.run_carry", recording)
     together = _findings(run_check([str(pkg)], s, use_cache=False, jobs=1))
     index = ProjectIndex._default
-    assert index.set_asides > 0
+    assert index.set_aside.count > 0
     kept = list(pools[0].values())
     assert {k.func.name for k in kept} >= {"h3", "h4", "h5"}  # z_user's, kept anew
     for k in kept:  # only summaries of the scope the index holds now

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import gc
 
-from qlint.analysis.names import project as project_module
+from qlint.analysis.names import set_asides
 from qlint.analysis.names.project import ProjectIndex
 from qlint.analysis.names.scope import KEPT_FLOWS
 from tests.test_mode_free_helper_arguments import NET
@@ -73,7 +73,7 @@ def _set_aside_garbage(project: ProjectIndex) -> int:
     """`_dropped_garbage` of enough checks that use no module for the index to set them aside."""
 
     def unused_for_a_while():
-        for _ in range(project_module._UNUSED_CHECKS + project_module._SET_ASIDE_EVERY):
+        for _ in range(set_asides.UNUSED_CHECKS + set_asides.EVERY):
             project.begin_check()
 
     return _dropped_garbage(unused_for_a_while)

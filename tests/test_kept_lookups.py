@@ -15,6 +15,7 @@ import time
 
 import pytest
 
+from qlint.analysis.names.module_finder import ModuleFinder
 from qlint.analysis.names.project import ProjectIndex
 from qlint.engine import check_source
 from tests.conftest import settings_for
@@ -31,13 +32,13 @@ def _age(*dirs) -> None:
 def lookups(monkeypatch):
     """The modules `find_module` really looked for, in order."""
     asked: list[str] = []
-    find = ProjectIndex.find_module
+    find = ModuleFinder.find
 
-    def counting(self, module, requester):
+    def counting(self, module, requester, probed=None):
         asked.append(module)
-        return find(self, module, requester)
+        return find(self, module, requester, probed)
 
-    monkeypatch.setattr(ProjectIndex, "find_module", counting)
+    monkeypatch.setattr(ModuleFinder, "find", counting)
     return asked
 
 
@@ -135,7 +136,7 @@ def test_a_buffer_for_a_new_file(tree):
 
 
 def test_a_command_line_index_keeps_nothing():
-    assert ProjectIndex(track_dependents=False)._kept_lookups is None
+    assert ProjectIndex(track_dependents=False)._finder.kept is None
 
 
 HEAD = """\

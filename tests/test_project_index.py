@@ -8,6 +8,7 @@ import os
 import pytest
 
 from qlint.analysis.flow.callgraph import node_range
+from qlint.analysis.names.module_finder import ModuleFinder
 from qlint.analysis.names.project import ProjectIndex
 from qlint.analysis.names.recent_trees import RECENT
 
@@ -204,8 +205,8 @@ def test_a_run_over_a_tree_looks_each_module_up_once(tmp_path, monkeypatch):
     project = ProjectIndex()
     monkeypatch.setattr(ProjectIndex, "_default", project)
     looked: list[str] = []
-    real = ProjectIndex.find_module
-    monkeypatch.setattr(ProjectIndex, "find_module", lambda self, m, r: looked.append(m) or real(self, m, r))
+    real = ModuleFinder.find
+    monkeypatch.setattr(ModuleFinder, "find", lambda self, m, r, p=None: looked.append(m) or real(self, m, r, p))
     with summary_store(Settings(root=tmp_path), False):
         for name in ("a.py", "b.py"):
             project.begin_check(str(pkg / name))
@@ -365,9 +366,9 @@ def test_the_same_scan_recorded_again_keeps_its_dependents_exact(tmp_path):
 
 @pytest.mark.parametrize("path", ["/a/b.py", "/a//b/../c.py", "//a/b.py", "/a/./b/", "a/b.py", "../a.py", "."])
 def test_absolute_is_abspath(path):
-    """`project._absolute` (asked whether a module is an open buffer, at every key) keeps the
+    """`module_keys._absolute` (asked whether a module is an open buffer, at every key) keeps the
     lexical answer for absolute paths; relative ones follow the working directory."""
-    from qlint.analysis.names import project
+    from qlint.analysis.names import module_keys
 
-    assert project._absolute(path) == os.path.abspath(path)
-    assert project._absolute(path) == os.path.abspath(path)  # kept
+    assert module_keys._absolute(path) == os.path.abspath(path)
+    assert module_keys._absolute(path) == os.path.abspath(path)  # kept

@@ -124,7 +124,7 @@ def test_no_caller_module_tree_outlives_the_check(tmp_path):
     root = _repo(tmp_path, a=EVAL_CALLER, b=own, c=own)
     project = ProjectIndex()
     assert _check(root, project).diagnostics == []
-    assert project._kept_tree is None
+    assert project.kept_tree.held is None
 
 
 def test_a_fact_asked_of_one_module_alone_comes_from_the_parse_of_its_summary(tmp_path, monkeypatch):

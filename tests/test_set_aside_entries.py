@@ -1,4 +1,4 @@
-"""A command-line index sets aside the modules no check used for a while (`ProjectIndex._set_aside`):
+"""A command-line index sets aside the modules no check used for a while (`set_asides`):
 their texts, parsed statements and flows go, their summaries stay, and a module used again is
 rebuilt from its summary (not parsed whole again) with the same answers."""
 
@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import ast
 
-from qlint.analysis.names import module_entries
-from qlint.analysis.names import project as project_module
+from qlint.analysis.names import module_entries, set_asides
 from qlint.analysis.names.project import ProjectIndex
 
 _OPS = "import torch\nDQ = torch.ops.quantized_decomposed.dequantize_per_tensor\n\ndef helper(x):\n    return x\n"
@@ -40,7 +39,7 @@ def test_a_module_unused_for_a_while_is_set_aside_and_rebuilt_from_its_summary(t
     first = project.module_scope("ops", user)
     assert isinstance(first.assigns["DQ"][0], ast.Attribute)
     assert parses == [str(tmp_path / "ops.py")]
-    _checks(project, project_module._UNUSED_CHECKS + project_module._SET_ASIDE_EVERY)
+    _checks(project, set_asides.UNUSED_CHECKS + set_asides.EVERY)
     assert str(tmp_path / "ops.py") not in project._scopes
     again = project.module_scope("ops", user)
     assert again is not first
@@ -55,7 +54,7 @@ def test_a_module_in_use_stays(tmp_path):
     project = ProjectIndex(track_dependents=False)
     project.begin_check()
     first = project.module_scope("ops", user)
-    for _ in range(3 * project_module._UNUSED_CHECKS):
+    for _ in range(3 * set_asides.UNUSED_CHECKS):
         project.begin_check()
         assert project.module_scope("ops", user) is first
 
@@ -65,7 +64,7 @@ def test_an_editor_index_sets_nothing_aside(tmp_path):
     project = ProjectIndex()
     project.begin_check()
     first = project.module_scope("ops", str(tmp_path / "user.py"))
-    _checks(project, 3 * project_module._UNUSED_CHECKS)
+    _checks(project, 3 * set_asides.UNUSED_CHECKS)
     assert project.module_scope("ops", str(tmp_path / "user.py")) is first
 
 
@@ -77,7 +76,7 @@ def test_a_summary_set_aside_is_not_used_for_another_content(tmp_path, monkeypat
     project = ProjectIndex(track_dependents=False)
     project.begin_check()
     assert "DQ" in project.module_scope("ops", user).assigns
-    _checks(project, project_module._UNUSED_CHECKS + project_module._SET_ASIDE_EVERY)
+    _checks(project, set_asides.UNUSED_CHECKS + set_asides.EVERY)
     ops.write_text("import torch\nQ = torch.ops.quantized_decomposed.quantize_per_tensor\n")
     scope = project.module_scope("ops", user)
     assert "Q" in scope.assigns and "DQ" not in scope.assigns

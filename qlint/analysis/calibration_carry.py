@@ -218,7 +218,7 @@ class _RunKeeps:
             pool[key] = kept
 
 
-# (the run: project index and layout count, its pool, the index's `set_asides` when pruned)
+# (the run: project index and layout count, its pool, the index's count of set-asides when pruned)
 _RUN: list = [None, {}, 0]
 
 
@@ -230,17 +230,19 @@ def run_carry(project, path: str) -> _RunCarry | None:
     if getattr(project, "overlay", True):
         return None
     run = (id(project), getattr(cls, "layouts", None))
+    aside = getattr(project, "set_aside", None)
+    asides = aside.count if aside is not None else 0
     if _RUN[0] != run:
-        _RUN[0], _RUN[1], _RUN[2] = run, {}, getattr(project, "set_asides", 0)
-    elif getattr(project, "set_asides", 0) != _RUN[2]:
-        _RUN[2] = project.set_asides
+        _RUN[0], _RUN[1], _RUN[2] = run, {}, asides
+    elif asides != _RUN[2]:
+        _RUN[2] = asides
         _prune(_RUN[1], project)
     return _RunCarry(_RUN[1], os.path.abspath(path), project)
 
 
 def _prune(pool: dict, project) -> None:
     """Drop the summaries worked out from a module the project index has set aside since
-    (`ProjectIndex._set_aside`). Kept, they held its old scope, with the statements parsed and
+    (`set_asides`). Kept, they held its old scope, with the statements parsed and
     the flows analysed on it, for the rest of the run, which the set-aside was meant to free:
     ExecuTorch (-j1) ended with 300 such scopes, 70 MB of live objects instead of 32. A lookup's
     scope set aside means the summary can never be taken (the module is rebuilt as a new scope

@@ -33,7 +33,7 @@ disagreed, whichever was analysed first (`test_shared_flows`).
 
 Why on the scope, and only for other modules' bodies (stop 51, ExecuTorch, -j1: 368 of ~2,950
 body analyses repeat an earlier one, ~0.3 s of ~11 s CPU). 159 are of a module set aside
-(`ProjectIndex._set_aside`) and parsed again: new nodes. Never setting modules aside leaves 133
+(`set_asides`) and parsed again: new nodes. Never setting modules aside leaves 133
 repeats but max RSS goes 117 -> 307 MB. About 185 are of the same node met on another scope
 (the checked module's own, or one rebuilt after a set-aside). Keeping flows on the node, the
 checked module's too, took 139 of them (`--select QL201,QL202`: 33,011 -> 32,486 M

@@ -5,7 +5,8 @@ editor asks, who read each file (`dependents`): whom to recheck after it changes
 An object of its own, held by the index: it keeps only what was read, by whom, and answers
 the cache and the language server, while the index's lookups (which cause the reads) stay
 with the index. `add` is on the path of every module lookup (the index holds it bound, as
-its `_record_absolute`).
+its `_record_absolute`); the index answers with its other methods bound too (`record_read`,
+`record_reads`, `hand_over_dependencies`, `dependencies_of`, `dependents`).
 """
 
 from __future__ import annotations
@@ -116,4 +117,5 @@ class DependencyRecords:
         return deps
 
     def dependents(self, path: str) -> set[str]:
+        """The files whose last check read `path` (directly)."""
         return set(self.users.get(os.path.abspath(path), ()))

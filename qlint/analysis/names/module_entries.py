@@ -17,7 +17,7 @@ from qlint.analysis.names.recent_trees import RECENT
 from qlint.analysis.names.scope import ModuleScope
 from qlint.analysis.names.summary import ModuleSummary
 from qlint.analysis.names.summary_facts import SummaryFact
-from qlint.analysis.names.tree_handover import HANDOVER
+from qlint.analysis.names.tree_handover import HANDOVER, KeptTree
 from qlint.short_digests import content_sha256_hex
 from qlint.source import DecodeError, decode_source
 
@@ -36,8 +36,8 @@ def module_entry(
         return None
     text = index.overlay.get(path)
     cached = index._scopes.get(path)
-    if index._last_use is not None:
-        index._last_use[path] = index.checks
+    if index.last_use is not None:  # a command-line index sets unused entries aside (`set_asides`)
+        index.last_use[path] = index.checks
     if cached is not None and cached[0][0] == key:
         return cached
     try:
@@ -56,7 +56,8 @@ def module_entry(
     content_keys.remember_digest(path, key, digest)
     module = module_name_for(path)
     store = index.store if text is None else None  # an unsaved buffer is never written down
-    summary = index._set_aside_summaries.pop(path, None) if text is None else None
+    aside = index.set_aside
+    summary = aside.summaries.pop(path, None) if text is None and aside is not None else None
     if summary is not None and (summary.digest != digest or summary.module != module):
         summary = None  # another content since (a `qlint fix` run), or another package layout
     if summary is None and store is not None:
@@ -77,19 +78,27 @@ def module_entry(
                 # the module again (torchao's test_arm_inductor_quantizer.py, on ao).
                 RECENT.keep(path, digest, len(data), trees[0])
         elif trees:
-            index._kept_tree = (path, digest, trees[0], data)
+            index.kept_tree.keep(path, digest, trees[0], data)
     # The tree the summary came from is dropped (after a while, `recent_trees`): the scope
     # parses the statements a rule asks for, and other facts are read from the summary.
     # Only the checked file's own parse is kept with it when no store wants its facts now:
     # they are computed from it if a rule asks (the engine holds that tree anyway).
     kept = parsed if parsed is not None and store is None else None
-    loaded = LoadedSummary(path, summary, _Source(text, data), store, kept, index)
+    loaded = LoadedSummary(path, summary, _Source(text, data), store, kept, index.kept_tree)
     entry = ((key, digest), summary.scope(path, loaded.text), loaded)
     if cached is not None and cached[1] is not None:
         cached[1].let_go()  # the module's old content
     index._scopes[path] = entry
     if index._checked is not None and index._checked[0] == path:
         watch_module_bodies(index, entry[1])
+    return entry
+
+
+def drop_entry(entries: dict[str, tuple], path: str) -> tuple[tuple, ModuleScope | None, LoadedSummary] | None:
+    """Drop the entry of `path` from the index's `entries`, and what its scope holds."""
+    entry = entries.pop(path, None)
+    if entry is not None and entry[1] is not None:
+        entry[1].let_go()
     return entry
 
 
@@ -163,12 +172,6 @@ def _checked_parse(
     return tree, ModuleScope.build(tree, module, path), text
 
 
-class _TreeKeeper(Protocol):
-    """The project index, where a tree parsed for a fact is kept for `take_tree`."""
-
-    _kept_tree: tuple[str, str, ast.Module, bytes] | None
-
-
 class LoadedSummary:
     """A module's summary with the text it was computed from, and its facts as loaded."""
 
@@ -179,10 +182,10 @@ class LoadedSummary:
         text,
         store: SummaryStore | None,
         parsed: tuple[ast.Module, ModuleScope, str] | None = None,
-        index: _TreeKeeper | None = None,
+        kept_tree: KeptTree | None = None,
     ):
         self.path = path
-        self._index = index  # where a tree parsed for a fact is kept (`fact(..., keep_tree)`)
+        self._kept_tree = kept_tree  # where a tree parsed for a fact is kept (`fact(..., keep_tree)`)
         self.summary = summary
         self.text = text
         self._store = store
@@ -224,9 +227,9 @@ class LoadedSummary:
             tree = ast.Module(body=[], type_ignores=[])
         value = fact.compute(tree, ModuleScope.build(tree, self.summary.module, self.path), text or "")
         self.summary.facts[fact.key] = value
-        if keep_tree and self._index is not None and tree.body:
+        if keep_tree and self._kept_tree is not None and tree.body:
             data = (text or "").encode("utf-8", "surrogatepass")  # the file's bytes unless it has a BOM
-            self._index._kept_tree = (self.path, self.summary.digest, tree, data)
+            self._kept_tree.keep(self.path, self.summary.digest, tree, data)
         if self._store is not None:
             self._store.put(self.path, self.summary)
         return value

@@ -122,6 +122,35 @@ class TreeHandover:
         return recent[1]
 
 
+class KeptTree:
+    """The tree a fact's parse kept for the reader that asked for it (`ProjectIndex.fact_at(...,
+    keep_tree=True)`): one tree at most, until that reader takes it or leaves it."""
+
+    __slots__ = ("held",)
+
+    def __init__(self) -> None:
+        self.held: tuple[str, str, ast.Module, bytes] | None = None  # (path, digest, tree, bytes)
+
+    def keep(self, path: str, digest: str, tree: ast.Module, data: bytes) -> None:
+        self.held = (path, digest, tree, data)
+
+    def take(self, path: str, data: bytes) -> ast.Module | None:
+        """The tree kept for `path` if it was parsed from exactly `data` (None otherwise);
+        handed over once, and dropped in any case."""
+        kept, self.held = self.held, None
+        # Its bytes compared, not their digests: the caller's bytes are not hashed again.
+        if kept is None or kept[0] != os.path.abspath(path) or kept[3] != data:
+            return None
+        return kept[2]
+
+    def drop(self) -> None:
+        """The reader did not take the tree (the module names no caller): a file this process
+        checks later gets it (`HANDOVER`) rather than parsing it again."""
+        kept, self.held = self.held, None
+        if kept is not None and HANDOVER.expects(kept[0]):
+            HANDOVER.keep(kept[0], kept[3], kept[2])
+
+
 def _is_test(path: str) -> bool:
     name = os.path.basename(path)
     return name.startswith("test_") or name.endswith("_test.py")
