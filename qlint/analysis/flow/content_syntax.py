@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 from collections import Counter
 
+from qlint.analysis.flow.delegating_evals import delegated_field
 from qlint.analysis.node_memo import kept_on_node
 from qlint.analysis.tree_walk import walk
 
@@ -118,7 +119,13 @@ def _dynamic(cls: ast.ClassDef, nodes: list[ast.AST]) -> bool:
     """Mode or modules set in ways the walk does not read: its own `train()`/`eval()`, `.training`
     of another object, `setattr` / `add_module` of a value not built in the call."""
     for node in nodes:
-        if isinstance(node, ast.FunctionDef) and node.name in _OWN_MODE and node in cls.body:
+        # (`def eval(self): return self.model.eval()` is read: `delegating_evals`)
+        if (
+            isinstance(node, ast.FunctionDef)
+            and node.name in _OWN_MODE
+            and node in cls.body
+            and not delegated_field(node)
+        ):
             return True
         if _reads_any_training(node) and not _reads_training(node):
             return True

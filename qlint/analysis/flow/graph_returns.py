@@ -39,8 +39,16 @@ from qlint.lazy_patterns import lazy
 # (`model_flow` takes it from here: this module is the import trigger's and stays light.)
 GRAPH_SOURCES = (".module(", "prepare_pt2e", "prepare_qat_pt2e", "convert_pt2e", "capture_pre_autograd_graph")
 _SWITCHES = (".eval()", ".train(")
-# QL203's triggers: a mode switch, or a prepare call whose graph a helper elsewhere may switch.
-SWITCH_TRIGGERS = (*_SWITCHES, "prepare_pt2e", "prepare_qat_pt2e")
+# The reflective switches that raise on a graph (`reflective_switches`): `getattr(gm, "eval")()`,
+# `getattr(gm, 'train')(False)`, `nn.Module.eval(gm)` hold no `.eval()` (`Module.train(gm, False)`
+# raises nothing).
+_SPELLED = ('"eval")(', "'eval')(", '"train")(', "'train')(", "Module.eval(")
+# QL203's triggers, searched in every file: a mode switch, or a prepare call whose graph a helper
+# elsewhere may switch. `.eval(` and `)(` hold every form above in two searches, not five (each
+# a search of the whole text of most files: +0.4% of a cold run on ao); `may_switch_graph`
+# asks the exact forms of the few files they admit.
+SWITCH_TRIGGERS = (".eval(", ".train(", ")(", "prepare_pt2e", "prepare_qat_pt2e")
+_EXACT = (*_SWITCHES, *_SPELLED, "prepare_pt2e", "prepare_qat_pt2e")
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # The arguments of a call up to its end or its first bracket or line break.
 _ARGUMENTS = lazy(r"[^()\[\]{}\n]*")
@@ -65,7 +73,7 @@ def may_switch_graph(text: str) -> bool:
     """QL203's `triggered_by` (its `text_trigger`): a trigger substring, and a graph source.
     Here, not in the rule: a file with `.eval()` and no graph source (a training script) is
     turned away without importing the rule and the model flow behind it (~100 modules)."""
-    return holds_any(text, SWITCH_TRIGGERS) and holds_any(text, GRAPH_SOURCES)
+    return holds_any(text, _EXACT) and holds_any(text, GRAPH_SOURCES)
 
 
 class GraphReturns:

@@ -15,6 +15,7 @@ from functools import partial
 
 from qlint.analysis.flow import arm_graphs, forwarded_items, left_graphs
 from qlint.analysis.flow import decorator_registries as registries
+from qlint.analysis.flow.carried_flags import carried_mode
 from qlint.analysis.flow.class_calls import class_callee
 from qlint.analysis.flow.class_methods import method_of
 from qlint.analysis.flow.dead_branches import contradicted_at_call, open_ended
@@ -240,6 +241,8 @@ def apply(sem, node, callee: FunctionFlow, offset, receiver, args, kwargs, env: 
         out: set[ModeFact] = set()
         live = [f for f in facts if not ruled_out(f)] or facts  # no arm left: a guard misread
         for f in live:
+            if f.state == "unknown":  # `set_mode(m, False)`: the helper's `m.train(training)`
+                f = carried_mode(f, callee.node, written, ended, sem.walk.func)
             o = f.origin
             if f.state == "unset" and o is not None and o.kind == PARAM and o.node is callee.node and o.index in given:
                 came = env.facts(given[o.index])

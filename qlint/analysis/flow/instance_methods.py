@@ -41,6 +41,42 @@ def method_summary(sem, attr: str, receiver: Obj, call: ast.Call | None = None) 
     """The summary of the method `receiver.<attr>(...)` runs, with 1 for the `self` it fills
     (None when the receiver or the method is not known, or the call, `call`, is one on a
     `cls(...)` result left unread: `cls_result_methods`). `sem` is the walk's `CallSemantics`."""
+    known = _receiver_class(sem, receiver)
+    if known is None:
+        return None
+    owner, top, origin, field, cls = known
+    found = inherited_method(owner, top, attr)
+    if found is None or not isinstance(found[1], (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    owner, method, holder = found
+    if method.decorator_list and not transparent(owner, method.decorator_list):
+        return None
+    if field is not None and not _held_factory(sem, field, owner, method, holder):
+        return None
+    if owner is sem.owner and left_unread(sem, call, origin, owner, method):
+        return None  # `instance.load_weights(other)`: a call for its effect, of a method having none we follow
+    if (
+        owner is not sem.owner
+        and not names_a_step(owner, method)
+        and not sem.owner.classes.followed(cls.scope.path)
+        and not builds_a_model(owner, method, holder, modules=True)
+    ):
+        return None  # names no step (`method_words`), is not of the module whose callers are
+        # read, and builds nothing it returns (`factory_methods`)
+    flow = owner.function(method, holder)
+    return (flow, 1) if flow is not None else None
+
+
+def defines_method(sem, attr: str, receiver: Obj) -> bool | None:
+    """Whether the project class `receiver` is an instance of (as `method_summary` finds it)
+    defines or inherits from the project a method `attr`; None when its class is not known."""
+    known = _receiver_class(sem, receiver)
+    return None if known is None else inherited_method(known[0], known[1], attr) is not None
+
+
+def _receiver_class(sem, receiver: Obj):
+    """(the `ModelFlow` of its module, its class scope there, the construction, the field holding
+    it or None, the built class) of the one construction of a top-level class `receiver` is."""
     if len(receiver.origins) != 1:
         return None
     (origin,) = receiver.origins
@@ -66,26 +102,7 @@ def method_summary(sem, attr: str, receiver: Obj, call: ast.Call | None = None) 
     top = scope.classes.get(cls.name)
     if top is None or top.node is not cls.node:
         return None
-    found = inherited_method(owner, top, attr)
-    if found is None or not isinstance(found[1], (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return None
-    owner, method, holder = found
-    if method.decorator_list and not transparent(owner, method.decorator_list):
-        return None
-    if field is not None and not _held_factory(sem, field, owner, method, holder):
-        return None
-    if owner is sem.owner and left_unread(sem, call, origin, owner, method):
-        return None  # `instance.load_weights(other)`: a call for its effect, of a method having none we follow
-    if (
-        owner is not sem.owner
-        and not names_a_step(owner, method)
-        and not sem.owner.classes.followed(cls.scope.path)
-        and not builds_a_model(owner, method, holder, modules=True)
-    ):
-        return None  # names no step (`method_words`), is not of the module whose callers are
-        # read, and builds nothing it returns (`factory_methods`)
-    flow = owner.function(method, holder)
-    return (flow, 1) if flow is not None else None
+    return owner, top, origin, field, cls
 
 
 def _held_construction(sem, origin):
@@ -122,4 +139,4 @@ def _held_factory(sem, origin, owner, method, holder) -> bool:
     return known[at][1]
 
 
-__all__ = ["method_summary"]
+__all__ = ["defines_method", "method_summary"]

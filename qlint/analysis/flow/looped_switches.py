@@ -11,6 +11,12 @@ module, no other mode switch, and no rebinding of the module's name. A test that
 `isinstance` of the module (`if "bn" in name:`) selects modules the analysis cannot name: no
 summary. What the switch does to the model's facts is `part_modes`' (`kinds_switched`) and the
 walk's (`loop_effects`).
+
+A loop over `m.modules()` may set each module's flag instead (`mod.training = False`,
+`setattr(mod, "training", False)`): read on torch 2.13 from the exported graph's `batch_norm` and
+`dropout`, it is what `m.train(False)` does, without any class's own `train` running. Read as
+that switch. Over `children()` it sets the direct children's flags alone (what they hold keeps
+its mode): not read, as a flag that is not a literal is not.
 """
 
 from __future__ import annotations
@@ -61,7 +67,7 @@ def looped_modules(s: ast.For | ast.AsyncFor) -> tuple[ast.expr, str, LoopSwitch
         target = target.elts[1]
     if not isinstance(target, ast.Name) or s.orelse:
         return None
-    found = body_switch(s.body, target.id, in_loop=True)
+    found = body_switch(s.body, target.id, in_loop=True, flags=reach == "all")
     return (it.func.value, reach, found) if found is not None else None
 
 
@@ -81,15 +87,16 @@ def module_test(test: ast.expr, name: str) -> tuple[ast.expr | ClassName, ...] |
     return _isinstance_of(test, name) or _name_test(test, name, set())
 
 
-def body_switch(body: list[ast.stmt], name: str, in_loop: bool) -> LoopSwitch | None:
-    """The one switch of `name` in `body`, under `isinstance(name, ...)` tests only."""
+def body_switch(body: list[ast.stmt], name: str, in_loop: bool, flags: bool = False) -> LoopSwitch | None:
+    """The one switch of `name` in `body`, under `isinstance(name, ...)` tests only (`flags`:
+    a literal set of its `training` flag counts as one)."""
     found: list[LoopSwitch] = []
-    if not _collect(body, name, (), found, in_loop):
+    if not _collect(body, name, (), found, in_loop, flags):
         return None
     return found[0] if len(found) == 1 else None
 
 
-def _collect(body, name: str, filters: tuple, found: list, in_loop: bool) -> bool:
+def _collect(body, name: str, filters: tuple, found: list, in_loop: bool, flags: bool) -> bool:
     spelled: set[str] = set()  # names bound to the module's class name (`classname = m.__class__.__name__`)
     for s in body:
         if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
@@ -101,7 +108,7 @@ def _collect(body, name: str, filters: tuple, found: list, in_loop: bool) -> boo
             classes = _isinstance_of(s.test, name) or _name_test(s.test, name, spelled)
             if classes is None or filters:
                 return False  # a test the analysis cannot read (or a nested one) may select any module
-            if not _collect(s.body, name, classes, found, in_loop) or not _plain(s.orelse, name, in_loop):
+            if not _collect(s.body, name, classes, found, in_loop, flags) or not _plain(s.orelse, name, in_loop):
                 return False
             continue
         if isinstance(s, ast.Expr) and _is_switch(s.value, name):
@@ -109,6 +116,9 @@ def _collect(body, name: str, filters: tuple, found: list, in_loop: bool) -> boo
             if attr == "apply":
                 return False
             found.append(LoopSwitch(s.value, switch_mode(s.value, attr), filters or None))
+            continue
+        if flags and (flag := _flag_set(s, name)) is not None:
+            found.append(LoopSwitch(flag, switch_mode(flag, "train"), filters or None))
             continue
         if not _plain([s], name, in_loop):
             return False
@@ -138,6 +148,31 @@ def _is_switch(call: ast.expr, name: str) -> bool:
         and isinstance(call.func.value, ast.Name)
         and call.func.value.id == name
     )
+
+
+def _flag_set(s: ast.stmt, name: str) -> ast.Call | None:
+    """`name.training = <bool>` or `setattr(name, "training", <bool>)`: as the call
+    `name.train(<bool>)` written there, which the messages quote as the statement is written."""
+    if isinstance(s, ast.Assign) and len(s.targets) == 1:
+        target, value, at = s.targets[0], s.value, s
+        if not (isinstance(target, ast.Attribute) and target.attr == "training"):
+            return None
+        receiver = target.value
+    elif isinstance(s, ast.Expr) and isinstance(s.value, ast.Call):
+        call, at = s.value, s.value
+        if not (isinstance(call.func, ast.Name) and call.func.id == "setattr" and len(call.args) == 3):
+            return None
+        receiver, attr, value = call.args
+        if call.keywords or not (isinstance(attr, ast.Constant) and attr.value == "training"):
+            return None
+    else:
+        return None
+    if not (isinstance(receiver, ast.Name) and receiver.id == name):
+        return None
+    if not (isinstance(value, ast.Constant) and isinstance(value.value, bool)):
+        return None
+    func = ast.copy_location(ast.Attribute(receiver, "train", ast.Load()), at)
+    return ast.copy_location(ast.Call(func, [value], []), at)
 
 
 def _class_name_of(expr: ast.expr, name: str) -> bool:

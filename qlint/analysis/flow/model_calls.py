@@ -44,7 +44,7 @@ from qlint.analysis.flow.model_env import Env, merge_values, new_value
 from qlint.analysis.flow.model_values import CALL, CONTAINER, PARAM, PRETRAINED, UNKNOWN, ModeFact, Obj, Origin
 from qlint.analysis.flow.partial_calls import partial_call
 from qlint.analysis.flow.prepared_results import PreparedResults
-from qlint.analysis.flow.reflective_switches import SWITCHES, reflective_switch
+from qlint.analysis.flow.reflective_switches import SWITCHES, eval_through_field, eval_through_train, reflective_switch
 from qlint.analysis.flow.relayed_lambdas import RelayedLambdas
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import ClassScope
@@ -201,6 +201,8 @@ class CallSemantics:
         summary = helper_calls.helper(self, func, found)
         if summary is None and receiver is not None and isinstance(func, ast.Attribute):
             summary = method_summary(self, func.attr, receiver, node)  # `quantizer.prepare(m)`
+            if summary is None and func.attr == "eval" and (spelled := eval_through_train(self, node, receiver)):
+                return self.call(spelled, env)  # `Module.eval` runs the class's own `train(False)`
             if summary is None and (stored := field_instances(self, receiver)) is not None:
                 receiver = stored  # `self.strategy.quantize(m)`, stored by `self._create_strategy()`
                 summary = method_summary(self, func.attr, receiver, node)
@@ -220,6 +222,14 @@ class CallSemantics:
                     made = self._unread_result(node, first, env)
                     env.modes[made] = registries.result_fact(node, func.attr, receiver, before)
                     return made
+        if (
+            summary is not None
+            and receiver is not None
+            and func.attr == "eval"
+            and (through := eval_through_field(node, *summary, self.flow))
+        ):
+            held = self.call(through[0], env)  # `w.eval()` evals its field alone: `w.model.eval()`
+            return held if through[1] else receiver
         if summary is not None:
             callee, offset = summary
             if offset and callee.field_switches and receiver is not None:

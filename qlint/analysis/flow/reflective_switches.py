@@ -16,6 +16,14 @@ Checked on torch 2.13 by exporting a Conv→BN→Dropout model after each form, 
   value, without looking the method up. A project base that defines the method
   (or, for `eval`, a `train` the class inherits from one) runs instead: left unread, as is a
   mode not written there (`super().train(mode)` in a `train` override, `_known_mode`).
+- `m.eval()` on a model of a project class whose bases define `train` but no `eval`:
+  `Module.eval` runs that `train` with `mode=False`, as `nn.Module.eval(m)` does (its body
+  decides: one doing nothing leaves the capture in train mode). Read as `m.train(False)`.
+- `w.eval()` running an `eval` of its class that evals one field (`self.model.eval(); return
+  self`, `return self.model.eval()`): read as `w.model.eval()` (`delegating_evals`).
+- `super().train(mode)` (`nn.Module.train(self, mode)`) in a method whose parameter `mode` is:
+  `Module`'s switch to whatever its callers pass, which they read where they pass a constant
+  (`carried_flags`); a mode they pass otherwise is unknown there.
 - `setattr(m, "training", False)` (and `m.training = False`) sets the root's flag alone: its
   batch norms and dropouts still capture in train mode. No switch.
 """
@@ -26,13 +34,18 @@ import ast
 
 from qlint.analysis.flow.applied_lambdas import MODULE_SWITCHES
 from qlint.analysis.flow.class_methods import mro_lookup
+from qlint.analysis.flow.dead_branches import rebound
+from qlint.analysis.flow.delegating_evals import delegated_field
 from qlint.analysis.flow.inherited_methods import base_class
+from qlint.analysis.flow.instance_methods import defines_method, method_summary
 from qlint.analysis.flow.library_calls import method_call
 from qlint.analysis.names.scope import parameter_args
 from qlint.analysis.node_memo import kept_on_node
 
 SWITCHES = frozenset({"eval", "train"})  # the method names the forms above spell
 _KEY = "_qlint_reflective_switch"  # on the call: (spelled call, dispatched) or False
+_EVAL_KEY = "_qlint_eval_through_train"  # on `m.eval()`: the `m.train(False)` walked in its place
+_FIELD_KEY = "_qlint_eval_through_field"  # on `w.eval()`: the `w.model.eval()` walked in its place
 # On a spelled call: what reports it quotes the call as written, not `.train(False)`.
 SPELLED = "_qlint_spelled_switch"
 
@@ -72,7 +85,7 @@ def _spelling(sem, node: ast.Call) -> tuple[ast.Call, bool] | None:
     value = func.value
     if isinstance(value, ast.Call):  # `super().eval()`
         receiver = _super_self(sem, value, func.attr)
-        if receiver is None or not _known_mode(node.args, node.keywords):
+        if receiver is None or not _known_mode(node.args, node.keywords, sem.walk.func):
             return None
         return _call(node, receiver, func.attr, node.args, node.keywords), False
     if not node.args or isinstance(node.args[0], ast.Starred) or sem.walk.qualname(func) not in MODULE_SWITCHES:
@@ -82,16 +95,63 @@ def _spelling(sem, node: ast.Call) -> tuple[ast.Call, bool] | None:
         if rest or node.keywords:
             return None
         return _call(node, receiver, "train", [ast.copy_location(ast.Constant(False), node)], []), True
-    return (_call(node, receiver, "train", rest, node.keywords), False) if _known_mode(rest, node.keywords) else None
+    if not _known_mode(rest, node.keywords, sem.walk.func):
+        return None
+    return _call(node, receiver, "train", rest, node.keywords), False
 
 
-def _known_mode(args, keywords) -> bool:
-    """`train()`, `train(False)`, `train(mode=True)`: a `Module` switch to a mode written there.
-    A flag (`super().train(mode)` in a `train` override) would make the model's mode unknown
-    where today's reading keeps it; such an override is still read as before."""
+def eval_through_train(sem, node: ast.Call, receiver) -> ast.Call | None:
+    """`m.eval()`, `m` a name holding a model of a project class (`receiver`) that defines or
+    inherits from the project a `train` but no `eval`: the call `m.train(False)` to walk in its
+    place (kept on `node`: a loop body is walked twice)."""
+    if node.args or node.keywords or not isinstance(node.func.value, ast.Name):
+        return None
+    if defines_method(sem, "eval", receiver) is not False or method_summary(sem, "train", receiver, node) is None:
+        return None
+    return kept_on_node(node, _EVAL_KEY, _train_false)
+
+
+def eval_through_field(node: ast.Call, callee, offset: int, flow) -> tuple[ast.Call, bool] | None:
+    """`w.eval()`, `w` a name, running `callee` (its summary; `offset` 1 for the `self` it
+    fills), an `eval` of its class that evals one field (`delegating_evals`): the call
+    `w.<field>.eval()` to walk in its place (kept on `node`), and whether `w.eval()` returns
+    what that call does (`return self.model.eval()`) rather than `w`. Reports quote the field
+    as the override writes it (`self.model`) when it is in the file of `flow` (the walk's), else
+    `w`."""
+    func = node.func
+    if node.args or node.keywords or offset != 1 or not (isinstance(func, ast.Attribute) and func.attr == "eval"):
+        return None
+    if not isinstance(func.value, ast.Name):
+        return None
+    field = delegated_field(callee.node)
+    if field is None:
+        return None
+    returned = callee.node.body[-1].value
+    # `return self.model.eval()`, or `self.model.eval()` then `return self`
+    evaled = returned if isinstance(returned, ast.Call) else callee.node.body[-2].value
+    quoted = evaled.func.value if callee.path == flow.path else func.value
+    return kept_on_node(node, _FIELD_KEY, lambda call: _field_eval(call, field, quoted)), evaled is returned
+
+
+def _field_eval(node: ast.Call, field: str, quoted: ast.expr) -> ast.Call:
+    held = ast.copy_location(ast.Attribute(node.func.value, field, ast.Load()), quoted)
+    return _call(node, held, "eval", [], [])
+
+
+def _train_false(node: ast.Call) -> ast.Call:
+    return _call(node, node.func.value, "train", [ast.copy_location(ast.Constant(False), node)], [])
+
+
+def _known_mode(args, keywords, func) -> bool:
+    """`train()`, `train(False)`, `train(mode=True)`: a `Module` switch to a mode written there,
+    or to a parameter of `func`, the method it is written in, that the method does not rebind
+    (`super().train(mode)` in a `train` override: what its callers pass, `carried_flags`)."""
     given = [*args, *(kw.value for kw in keywords if kw.arg == "mode")]
     if len(given) != len(args) + len(keywords) or len(given) > 1:
         return False
+    if given and isinstance(given[0], ast.Name):
+        name = given[0].id
+        return any(a.arg == name for a in parameter_args(func, star=False)) and not rebound(func, name)
     return not given or (isinstance(given[0], ast.Constant) and isinstance(given[0].value, bool))
 
 
@@ -131,4 +191,4 @@ def _call(node: ast.Call, receiver: ast.expr, attr: str, args, keywords) -> ast.
     return call
 
 
-__all__ = ["SPELLED", "SWITCHES", "reflective_switch"]
+__all__ = ["SPELLED", "SWITCHES", "eval_through_field", "eval_through_train", "reflective_switch"]
