@@ -103,7 +103,7 @@ def test_outside_a_call_every_asking_computes():
     assert computed == [True, False, True, False, False, False]
 
 
-# A loop's body is walked twice (`Interpreter.loop`), and each pass records its call of the
+# A loop's body is walked twice (`loop_walk.loop`), and each pass records its call of the
 # helper: found twice, with the same modes when the first pass changed nothing.
 BN_NET = NET.replace("nn.Conv2d(3, 3, 3)", "nn.BatchNorm2d(3)")
 LOOPED = (

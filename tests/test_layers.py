@@ -153,3 +153,16 @@ def test_call_semantics_does_not_know_the_interpreter():
     for part in ("qlint.analysis.flow.library_calls", "qlint.analysis.flow.helper_calls"):
         assert part in graph["qlint.analysis.flow.model_calls"]
         assert not any(t.startswith(above) for t in graph[part])
+
+
+def test_the_walks_parts_know_neither_the_interpreter_nor_the_call_semantics():
+    """The walk of bindings, branches, loops, contexts and parts are functions handed the walk
+    (`model_interp` imports them): none imports the interpreter, the call semantics or the
+    driver, and the call semantics imports none of them (it asks the walk through `Walk`)."""
+    graph = import_graph()
+    parts = ("binding_walk", "branch_walk", "context_walk", "loop_walk", "part_reads", "self_attributes")
+    above = ("qlint.analysis.flow.model_calls", "qlint.analysis.flow.model_interp", "qlint.analysis.flow.model_flow")
+    for part in (f"qlint.analysis.flow.{p}" for p in parts):
+        assert part in graph["qlint.analysis.flow.model_interp"]
+        assert part not in graph["qlint.analysis.flow.model_calls"]
+        assert not any(t.startswith(above) for t in graph[part])

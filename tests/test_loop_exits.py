@@ -1,4 +1,4 @@
-"""A loop's `break` and `continue` (`Interpreter.loop`, `calibration_walk.Walker.loop`): a path
+"""A loop's `break` and `continue` (`loop_walk.loop`, `calibration_walk.Walker.loop`): a path
 that `continue`s starts the next iteration, one that `break`s leaves the loop and skips its
 `else`, which runs where the loop ran out.
 

@@ -1,4 +1,4 @@
-"""What a loop's second pass (`Interpreter.loop`) finds: what one iteration leaves is what the
+"""What a loop's second pass (`loop_walk.loop`) finds: what one iteration leaves is what the
 next one starts from. Each finding here is gone when the body is walked once, each look-alike
 quiet either way: a change to the loop's walk keeps all of them.
 

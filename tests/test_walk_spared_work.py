@@ -18,7 +18,7 @@ import textwrap
 
 import pytest
 
-from qlint.analysis.flow import model_interp
+from qlint.analysis.flow import loop_walk, model_interp
 from qlint.analysis.flow.model_flow import file_flow, module_flows
 from qlint.analysis.names.modules import module_name_for
 from qlint.analysis.names.project import ProjectIndex
@@ -51,14 +51,14 @@ def _context(src: str) -> FileContext:
 def _loop_joins(src: str, monkeypatch) -> list[int]:
     """How many joins each `for` statement's walk made, in the order the loops were walked."""
     made: dict[int, int] = {}
-    real = model_interp.join
+    real = loop_walk.join
 
     def counting(envs, anchor):
         if isinstance(anchor, ast.For):
             made[id(anchor)] = made.get(id(anchor), 0) + 1
         return real(envs, anchor)
 
-    monkeypatch.setattr(model_interp, "join", counting)
+    monkeypatch.setattr(loop_walk, "join", counting)
     module_flows(_context(src))
     return list(made.values())
 

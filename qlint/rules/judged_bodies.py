@@ -51,7 +51,7 @@ def judged(key: tuple, flows, compute: Callable[..., bool], *args) -> bool:
 def judged_before(judged: dict, found) -> bool:
     """`found` (a `project_callers.ProjectCall`) was found before as it is found now and judged
     harmless with no caller of its own read (`caller_verdicts._passes_harmless` keeps those in
-    `judged`, by call and body): the walk of a loop reads its body twice (`Interpreter.loop`)
+    `judged`, by call and body): the walk of a loop reads its body twice (`loop_walk.loop`)
     and each pass records its calls, with the same modes when the first pass changed none
     (ExecuTorch's Qualcomm tests: 276 of the 613 calls judged in a cold run; cold instructions
     of a check of tests/utils.py 0.960x, of the qualcomm backend's directory 0.986x, of the

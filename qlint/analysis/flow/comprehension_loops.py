@@ -12,7 +12,7 @@ runs what
         capture_program(self.get_qdq_module(module, sample_input), sample_input)
 
 runs, each condition (`if c`) guarding what follows it, each further generator a loop inside
-the one before. The walk (`model_interp`) reads a comprehension as that loop: the calls in it
+the one before. The walk (`loop_walk.comprehension`) reads a comprehension as that loop: the calls in it
 are calls the walk follows (a helper's caller there is a caller it can judge), and its targets
 are bound as a loop's are (`loop_items`: an item of a container written here, else a value it
 cannot follow). The targets are the comprehension's own: the names of the function keep their

@@ -107,7 +107,7 @@ def _receiver_class(sem, receiver: Obj):
 
 def _held_construction(sem, origin):
     """The construction `__init__` stored in the field `self.<attr>` read in a method of the
-    class (`model_interp.attribute`: the attribute's `source`), or None."""
+    class (`self_attributes.first_read`: the attribute's `source`), or None."""
     held = origin.source
     cls = sem.class_scope
     if held is None or held.kind != CONSTRUCTED or cls is None or origin.node is not sem.walk.func:

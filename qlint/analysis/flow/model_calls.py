@@ -100,7 +100,7 @@ class CallSemantics:
         # Call node id -> the graphs held under each key of the dict a helper returns on every
         # path, by the key as a part's suffix (`['model']`, `left_graphs.returned_parts`).
         self.returned_parts: dict[int, dict[str, Obj]] = {}
-        # id(dict/list/tuple/set literal) -> the modes of the models it holds (`Interpreter.items_of`).
+        # id(dict/list/tuple/set literal) -> the modes of the models it holds (`part_reads.items_of`).
         self.literal_items: dict[int, frozenset[ModeFact]] = {}
         # Object -> the branches its `allow_exported_model_train_eval` lies in (`ModeSwitch.allowed_under`).
         self.allow_guards: dict[Obj, frozenset] = {}

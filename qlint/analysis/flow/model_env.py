@@ -21,7 +21,7 @@ class Env:
     # Copies of exported graphs (`copy.deepcopy(gm)`): a copy drops the override torch puts on the
     # graph's `train`/`eval` (and `allow_exported_model_train_eval`'s), so switching it raises nothing.
     copied: frozenset[Obj] = frozenset()
-    # `self.<attr>` values a method read from its class on some path (`Interpreter.attribute`),
+    # `self.<attr>` values a method read from its class on some path (`self_attributes.first_read`),
     # with the modes they came in: one dict per function, shared by every path. A path that
     # never read the attribute holds it in that mode, which `join` must count (`if is_qat:
     # self.model.train()` leaves the model as stored on the other arm).

@@ -22,7 +22,7 @@ from qlint.analysis.flow.project_search import _candidates, search_root
 
 
 def from_constructor(fact: ModeFact) -> bool:
-    """The mode `__init__` switched a stored parameter to (`model_interp.attribute`): the
+    """The mode `__init__` switched a stored parameter to (`self_attributes.first_read`): the
     switch lies in the `__init__` the fact's origin names (a switch of the attribute in the
     method itself comes from that method, and holds for any instance)."""
     origin = fact.origin
