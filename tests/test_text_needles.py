@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import collections
 
-from qlint.analysis.text_needles import holds, holds_any
+import pytest
+
+from qlint.analysis.flow.graph_returns import may_switch_graph
+from qlint.analysis.text_needles import gate_by, holds, holds_any
 from qlint.engine import check_source
 from tests.conftest import settings_for
 
@@ -32,8 +35,11 @@ PLAIN = "import os\nfrom pkg.util import helper\n\n\ndef f(x):\n    return helpe
 def test_the_import_triggers_search_no_trigger_again(tmp_path):
     text = _Counted(PLAIN)
     check_source(text, str(tmp_path / "plain.py"), settings_for())
-    for needle in (".target", "find_nodes", ".eval()", ".train(", "call_function"):
+    for needle in (".target", "find_nodes", ".eval(", ".train(", "getattr", "call_function"):
         assert text.searched[needle] == 1, needle
+    # QL203's `.eval()` holds its trigger `.eval(`: a text without it is not searched for the
+    # switch (`gate_by`), by the text trigger or the import trigger.
+    assert text.searched[".eval()"] == 0 and text.searched['"eval")('] == 0
     assert text.searched["getattr("] == 1
     # A text without a `2` holds no `prepare_pt2e`: only the digit is looked for, once.
     assert text.searched["prepare_pt2e"] == 0 and text.searched["2"] == 1
@@ -71,3 +77,28 @@ def test_a_text_with_the_gate_is_searched_for_the_needle_whole():
     plain = _Counted("a.target = b\n")
     assert holds(plain, "Z") is False and holds(plain, "target") is True
     assert plain.searched == {"Z": 1, "target": 1}
+
+
+def test_an_exact_switch_is_searched_only_where_it_may_be_held():
+    # No graph source: no switch is searched for.
+    plain = _Counted("import torch\ngetattr(m, 'x')()\n")
+    assert may_switch_graph(plain) is False and plain.searched['"eval")('] == 0
+    # No `.eval(`: no `.eval()` or `Module.eval(`.
+    trained = _Counted("m = prepare_pt2e(m, q)\nm.train(False)\n")
+    assert may_switch_graph(trained) is True and trained.searched[".eval("] == 1
+    assert trained.searched[".eval()"] == 0 and trained.searched["Module.eval("] == 0
+    # A graph source: the exact forms are searched, each once, and found.
+    spelled = _Counted('m = prepare_pt2e(m, q)\ngetattr(m, "eval")()\n')
+    assert may_switch_graph(spelled) is True and spelled.searched['"eval")('] == 1
+    module = _Counted("m = capture_pre_autograd_graph(m, x)\nnn.Module.eval(m)\n")
+    assert may_switch_graph(module) is True
+    assert module.searched[".eval()"] == 1 and module.searched["Module.eval("] == 1
+    turned = _Counted("m = torch.export.export(m, x).module()\nm.eval(True)\n")
+    assert may_switch_graph(turned) is False
+
+
+def test_a_gate_is_a_part_of_its_needle():
+    with pytest.raises(ValueError):
+        gate_by(".eval(", ".eval()")
+    with pytest.raises(ValueError):
+        gate_by(".eval(", ".eval(")

@@ -74,7 +74,7 @@ MANIFEST: dict[str, RuleFacts] = {
         "mode-switch-on-exported-graph",
         preview=False,
         engine_report=None,
-        triggers=(".eval(", ".train(", ")(", "prepare_pt2e", "prepare_qat_pt2e"),
+        triggers=(".eval(", ".train(", "getattr", "prepare_pt2e", "prepare_qat_pt2e"),
         import_trigger="qlint.analysis.flow.inherited_fields:switches_graph_from_elsewhere",
         text_trigger="qlint.analysis.flow.graph_returns:may_switch_graph",
     ),

@@ -31,7 +31,7 @@ import re
 from qlint.analysis.flow.forwarded_graphs import LIBRARY_ROOTS, may_be_module, returns_graph
 from qlint.analysis.flow.relevant_bodies import module_functions, segment
 from qlint.analysis.names.text_imports import file_imports
-from qlint.analysis.text_needles import holds_any
+from qlint.analysis.text_needles import gate_by, holds_any
 from qlint.analysis.tree_walk import walk_kinds
 from qlint.lazy_patterns import lazy
 
@@ -44,11 +44,22 @@ _SWITCHES = (".eval()", ".train(")
 # raises nothing).
 _SPELLED = ('"eval")(', "'eval')(", '"train")(', "'train')(", "Module.eval(")
 # QL203's triggers, searched in every file: a mode switch, or a prepare call whose graph a helper
-# elsewhere may switch. `.eval(` and `)(` hold every form above in two searches, not five (each
-# a search of the whole text of most files: +0.4% of a cold run on ao); `may_switch_graph`
-# asks the exact forms of the few files they admit.
-SWITCH_TRIGGERS = (".eval(", ".train(", ")(", "prepare_pt2e", "prepare_qat_pt2e")
+# elsewhere may switch. `.eval(` holds `.eval()` and `Module.eval(`, and a spelled form is only
+# read as a switch in a call of `getattr` (`reflective_switches._spelling`): two searches, not
+# six (each a search of the whole text of most files: +0.4% of a cold run on ao). Not `)(`,
+# which holds the four spelled forms: `(` is common, and a search for `)(` costs about twice
+# that of another needle per character (~0.17% of a cold run on ao, where `getattr` costs
+# ~0.05%). `may_switch_graph` asks the exact forms of the few files they admit.
+SWITCH_TRIGGERS = (".eval(", ".train(", "getattr", "prepare_pt2e", "prepare_qat_pt2e")
 _EXACT = (*_SWITCHES, *_SPELLED, "prepare_pt2e", "prepare_qat_pt2e")
+# The exact forms that hold `.eval(` (asked of every file a moment before) are searched only of a
+# text that holds it (`gate_by`): `.eval()` of ~40 of ao's 633 files, not of the ~590 others.
+gate_by(".eval()", ".eval(")
+gate_by("Module.eval(", ".eval(")
+# `may_switch_graph` asks for a graph source first, those other rules' triggers searched the text
+# for first (QL201's, QL202's, QL204's, QL402's): most files `getattr` admits hold none, and are
+# then not searched for the four spelled forms.
+_SOURCES_ASKED_FIRST = (*GRAPH_SOURCES[1:], GRAPH_SOURCES[0])
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # The arguments of a call up to its end or its first bracket or line break.
 _ARGUMENTS = lazy(r"[^()\[\]{}\n]*")
@@ -73,7 +84,7 @@ def may_switch_graph(text: str) -> bool:
     """QL203's `triggered_by` (its `text_trigger`): a trigger substring, and a graph source.
     Here, not in the rule: a file with `.eval()` and no graph source (a training script) is
     turned away without importing the rule and the model flow behind it (~100 modules)."""
-    return holds_any(text, _EXACT) and holds_any(text, GRAPH_SOURCES)
+    return holds_any(text, _SOURCES_ASKED_FIRST) and holds_any(text, _EXACT)
 
 
 class GraphReturns:
