@@ -20,6 +20,7 @@ import ast
 
 from qlint.analysis.flow.dead_branches import defaults, rebound
 from qlint.analysis.flow.enclosing_names import assigned_once
+from qlint.analysis.flow.model_torch_nn import given_mode
 from qlint.analysis.names.scope import parameter_args
 from qlint.analysis.node_memo import kept_on_node
 from qlint.value_classes import replace
@@ -52,11 +53,8 @@ def _flag(call: ast.Call) -> ast.expr | None:
     """The one flag of a `.train(...)` call (`mode=` as keyword), or None."""
     if not (isinstance(call.func, ast.Attribute) and call.func.attr == "train"):
         return None
-    if len(call.args) == 1 and not call.keywords:
-        return call.args[0]
-    if not call.args and len(call.keywords) == 1 and call.keywords[0].arg == "mode":
-        return call.keywords[0].value
-    return None
+    given = given_mode(call.args, call.keywords)
+    return given[0] if given else None
 
 
 def _bool(expr: ast.expr | None, caller: ast.AST | None) -> bool | None:

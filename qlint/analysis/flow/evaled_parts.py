@@ -34,7 +34,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.flow.content_syntax import content_syntax
-from qlint.analysis.flow.model_torch_nn import MODE_KEEPING_METHODS, arguments_run_nothing
+from qlint.analysis.flow.model_torch_nn import MODE_KEEPING_METHODS, arguments_run_nothing, given_mode
 from qlint.analysis.names.resolver import dotted_parts
 from qlint.analysis.node_memo import kept_on_node
 from qlint.analysis.tree_walk import walk
@@ -192,8 +192,8 @@ def _eval_switch(call: ast.Call) -> bool | None:
         return not call.args and not call.keywords
     if attr != "train":
         return None
-    values = [*call.args, *(kw.value for kw in call.keywords if kw.arg == "mode")]
-    if len(values) != 1 or len(call.args) + len(call.keywords) != 1:
+    values = given_mode(call.args, call.keywords)
+    if not values:
         return False
     return isinstance(values[0], ast.Constant) and values[0].value is False
 

@@ -135,6 +135,14 @@ _MODE_FREE = frozenset(
 )
 
 
+def given_mode(args: list[ast.expr], keywords: list[ast.keyword]) -> list[ast.expr] | None:
+    """What a call of `Module.train` passes for `mode` (`args` and `keywords` after the module):
+    [] when nothing, [flag] for `train(flag)` or `train(mode=flag)`, None for anything else
+    (a second argument, another keyword), which `Module.train` would not run as a switch."""
+    given = [*args, *(kw.value for kw in keywords if kw.arg == "mode")]
+    return given if len(given) == len(args) + len(keywords) and len(given) <= 1 else None
+
+
 def arguments_run_nothing(call: ast.Call) -> bool:
     """Evaluating `call`'s arguments cannot switch the module it is called on (`_RUNS_CODE`)."""
     for arg in [*call.args, *(kw.value for kw in call.keywords)]:

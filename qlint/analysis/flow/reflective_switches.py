@@ -39,6 +39,7 @@ from qlint.analysis.flow.delegating_evals import delegated_field
 from qlint.analysis.flow.inherited_methods import base_class
 from qlint.analysis.flow.instance_methods import defines_method, method_summary
 from qlint.analysis.flow.library_calls import method_call
+from qlint.analysis.flow.model_torch_nn import given_mode
 from qlint.analysis.names.scope import parameter_args
 from qlint.analysis.node_memo import kept_on_node
 
@@ -146,8 +147,8 @@ def _known_mode(args, keywords, func) -> bool:
     """`train()`, `train(False)`, `train(mode=True)`: a `Module` switch to a mode written there,
     or to a parameter of `func`, the method it is written in, that the method does not rebind
     (`super().train(mode)` in a `train` override: what its callers pass, `carried_flags`)."""
-    given = [*args, *(kw.value for kw in keywords if kw.arg == "mode")]
-    if len(given) != len(args) + len(keywords) or len(given) > 1:
+    given = given_mode(args, keywords)
+    if given is None:
         return False
     if given and isinstance(given[0], ast.Name):
         name = given[0].id
