@@ -15,13 +15,13 @@ and from standard input, which must agree.
 
 from __future__ import annotations
 
-import os
 import textwrap
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import check_file, json_findings, package_repository
+from tests.conftest import check_file, package_repository
+from tests.switch_cases import file_findings, graph_cases, stdin_findings, tree_findings
 
 HEAD = """
 import torch
@@ -161,16 +161,11 @@ def _modules() -> dict[str, tuple[str, list[tuple[str, int]]]]:
                 loud = (prep == "qat_pt2e") == evaled
                 code = "QL202" if prep == "qat_pt2e" else "QL201"
                 out[f"{prep}_{name}".replace("-", "_")] = (src, [(code, row)] if loud else [])
-    for cases, loud in ((RAISES, True), (RAISES_NOTHING, False)):
-        for name, switch in cases.items():
-            src = GRAPH.format(switch=switch)
-            row = src.splitlines().index(f"    {switch}") + 1
-            out[f"graph_{name}".replace("-", "_")] = (src, [("QL203", row)] if loud else [])
+    out.update(graph_cases(GRAPH, RAISES, RAISES_NOTHING))
     return out
 
 
 MODULES = _modules()
-SELECT = ("QL201", "QL202", "QL203")
 
 
 @pytest.fixture(scope="module")
@@ -180,18 +175,14 @@ def repo(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def tree_run(repo) -> dict[str, list[tuple[str, int]]]:
-    found: dict[str, list[tuple[str, int]]] = {name: [] for name in MODULES}
-    for d in json_findings(repo, "--select", ",".join(SELECT), "--no-cache", "pkg"):
-        found[Path(d["filename"]).stem].append((d["code"], d["location"]["row"]))
-    return found
+    return tree_findings(repo, MODULES)
 
 
 @pytest.mark.parametrize("name", sorted(MODULES))
 def test_every_reading_agrees_with_torch(repo, tree_run, name):
     expected = MODULES[name][1]
     assert sorted(tree_run[name]) == expected
-    one_file = check_file(repo / "pkg" / f"{name}.py", SELECT).diagnostics
-    assert sorted((d.code, d.range.start.row) for d in one_file) == expected
+    assert file_findings(repo, name) == expected
 
 
 @pytest.mark.parametrize(
@@ -199,9 +190,7 @@ def test_every_reading_agrees_with_torch(repo, tree_run, name):
 )
 def test_standard_input_reads_them_alike(repo, name):
     source, expected = MODULES[name]
-    path = os.path.join("pkg", f"{name}.py")
-    found = json_findings(repo, "--select", ",".join(SELECT), "--no-cache", "--stdin-filename", path, "-", stdin=source)
-    assert sorted((d["code"], d["location"]["row"]) for d in found) == expected
+    assert stdin_findings(repo, name, source) == expected
 
 
 def test_a_raising_switch_is_quoted_as_written_and_fixed_whole(repo):
