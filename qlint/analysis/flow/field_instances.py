@@ -146,19 +146,55 @@ def _own_call(value: ast.expr | None) -> str | None:
 
 def _written_outside(scope, cls: ast.ClassDef, attr: str) -> bool:
     """A class of the module derives from `cls` (it may override the method), or a function
-    or another class of the module writes `<x>.<attr>` (or may, with `setattr`)."""
+    or another class of the module writes `<x>.<attr>` (or may, with `setattr`). A class that
+    is no base of `cls` writing the field on its own instances, `self.<attr>` in its plain
+    methods (an exporter's `NMSModel` wrapper storing `self.model`), writes no `cls`
+    instance's: those stores are passed over."""
+    bases = _module_bases(scope, cls)
     for other in scope.classes.values():
         node = other.node
         if node is cls:
             continue
         if any(isinstance(b, ast.Name) and b.id == cls.name for b in node.bases):
             return True
-        if _writes(node, attr):
+        if _writes(node, attr, own_fields=frozenset() if id(node) in bases else _own_fields(node, attr)):
             return True
     return any(_writes(f, attr) for f in scope.functions.values())
 
 
-def _writes(tree: ast.AST, attr: str, own: bool = False) -> bool:
+def _module_bases(scope, cls: ast.ClassDef) -> set[int]:
+    """The ids of the classes of the module `cls` derives from, however many levels up."""
+    found: set[int] = set()
+    stack = [cls]
+    while stack:
+        for base in stack.pop().bases:
+            known = scope.classes.get(base.id) if isinstance(base, ast.Name) else None
+            if known is not None and id(known.node) not in found:
+                found.add(id(known.node))
+                stack.append(known.node)
+    return found
+
+
+def _own_fields(cls: ast.ClassDef, attr: str) -> frozenset[int]:
+    """The ids of the `<self>.<attr>` nodes in `cls`'s undecorated methods whose first
+    parameter, the instance, they never rebind."""
+    found: set[int] = set()
+    for method in cls.body:
+        if not isinstance(method, _FUNCS) or method.decorator_list or not method.args.args:
+            continue
+        own = method.args.args[0].arg
+        nodes = list(ast.walk(method))
+        if any(isinstance(n, ast.Name) and n.id == own and not isinstance(n.ctx, ast.Load) for n in nodes):
+            continue
+        found.update(
+            id(n)
+            for n in nodes
+            if isinstance(n, ast.Attribute) and n.attr == attr and isinstance(n.value, ast.Name) and n.value.id == own
+        )
+    return frozenset(found)
+
+
+def _writes(tree: ast.AST, attr: str, own: bool = False, own_fields: frozenset[int] = frozenset()) -> bool:
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "setattr" and len(node.args) > 1:
             name, obj = node.args[1], node.args[0]
@@ -167,7 +203,10 @@ def _writes(tree: ast.AST, attr: str, own: bool = False) -> bool:
             if (name.value == attr) if isinstance(name, ast.Constant) else (own and _is_self(obj)):
                 return True
         for target in _targets(node):
-            if any(isinstance(sub, ast.Attribute) and sub.attr == attr for sub in ast.walk(target)):
+            if any(
+                isinstance(sub, ast.Attribute) and sub.attr == attr and id(sub) not in own_fields
+                for sub in ast.walk(target)
+            ):
                 return True
     return False
 

@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 from qlint.analysis.flow.model_apis import key, mode_call
 from qlint.analysis.flow.switched_params import Switched, switched_before_store
-from qlint.analysis.flow.switched_stores import switched_stores
+from qlint.analysis.flow.switched_stores import Keeps, switched_stores
 from qlint.analysis.names.scope import function_assigns, own_init, parameter_args
 from qlint.analysis.node_memo import kept_on_node
 from qlint.analysis.tree_walk import statement_lists, walk_kinds
@@ -67,17 +67,21 @@ def attribute_sources(
     cls: ast.ClassDef,
     is_constructor: Callable[[ast.Call], bool],
     keeps_mode: Callable[[ast.Call], bool] | None = None,
+    hands_back: Callable[[ast.AST], Keeps] | None = None,
 ) -> dict[str, ast.Call | Stored | Evaled | Switched | InMode]:
     """`self.<attr>` -> the call that builds it (`Evaled` when `__init__` evals it), or the
     `__init__` parameter stored in it (`Switched` when `__init__` switched its mode first).
 
     A method that hands the attribute to a call may switch its mode there, unless
     `keeps_mode` says the call leaves its arguments' modes alone (a capture or a copy of
-    `self.model` in another method: `model_flow.attribute_sources`)."""
+    `self.model` in another method: `model_flow.attribute_sources`). `hands_back(method)`
+    says which calls of that method hand the model they are given back as it came
+    (`switched_stores`, `kept_rebindings`)."""
     init = own_init(cls)
     params = {a.arg: i for i, a in enumerate(parameter_args(init, star=False))} if init is not None else {}
     constructs = _memo(is_constructor)
-    if not _sets_a_source(cls, init, params, constructs):
+    stores = _stores_memo(hands_back)
+    if not _sets_a_source(cls, init, params, constructs, stores):
         return {}
     evaled = _evaled_in_init(init, constructs) if init is not None else {}
     switches = {id(e.switch) for e in evaled.values()}
@@ -121,7 +125,7 @@ def attribute_sources(
                             stored[name] = Stored(init, params[value.id], value.id, sub, frozenset())
                         elif isinstance(value, ast.Constant) and value.value is None:
                             nones.add(name)
-                        elif (mode := switched_stores(method).get(id(node))) is not None:
+                        elif (mode := stores(method).get(id(node))) is not None:
                             in_mode.setdefault(name, []).append(mode)
                         else:
                             other.add(name)
@@ -262,7 +266,7 @@ def _built_evaled(value: ast.expr, constructs) -> ast.Call | None:
     return None
 
 
-def _sets_a_source(cls: ast.ClassDef, init: ast.FunctionDef | None, params: dict[str, int], constructs) -> bool:
+def _sets_a_source(cls: ast.ClassDef, init: ast.FunctionDef | None, params: dict[str, int], constructs, stores) -> bool:
     """Whether some method assigns `self.<attr>` a construction, or `__init__` one of its
     parameters: the only sources `attribute_sources` answers with. Assignments are statements,
     so the statement lists alone are walked (a class of test methods that builds no module,
@@ -284,11 +288,26 @@ def _sets_a_source(cls: ast.ClassDef, init: ast.FunctionDef | None, params: dict
                             return True
                         if method is init and isinstance(value, ast.Name) and params.get(value.id, 0) > 0:
                             return True
-                        if isinstance(value, (ast.Name, ast.Call)) and id(stmt) in switched_stores(method):
+                        if isinstance(value, (ast.Name, ast.Call)) and id(stmt) in stores(method):
                             return True  # `model.eval()` then `self.model = model`
                 else:
                     stack.extend(statement_lists(stmt))
     return False
+
+
+def _stores_memo(hands_back: Callable[[ast.AST], Keeps] | None):
+    """`switched_stores` of a method, with the calls `hands_back` vouches for, asked once per
+    method (the prefilter and the walk ask of the same methods)."""
+    known: dict[int, dict] = {}
+
+    def stores(method: ast.AST) -> dict[int, tuple[str, ast.Call]]:
+        found = known.get(id(method))
+        if found is None:
+            keeps = hands_back(method) if hands_back is not None else None
+            found = known[id(method)] = switched_stores(method, keeps)
+        return found
+
+    return stores
 
 
 def _memo(is_constructor: Callable[[ast.Call], bool]) -> Callable[[ast.Call], bool]:

@@ -29,6 +29,7 @@ from qlint.analysis.flow.forwarded_graphs import LIBRARY_ROOTS
 from qlint.analysis.flow.function_flows import CallSite, Capture, FunctionFlow, HandedSwitch, ModeSwitch, Sink
 from qlint.analysis.flow.graph_returns import GRAPH_SOURCES, imported_graph_calls, own_graph_returns
 from qlint.analysis.flow.inherited_methods import imported_class_methods
+from qlint.analysis.flow.kept_rebindings import hands_back_in
 from qlint.analysis.flow.model_apis import api_kind, is_class_call
 from qlint.analysis.flow.model_attrs import Evaled, Stored, attribute_sources
 from qlint.analysis.flow.model_classes import ClassIndex
@@ -275,7 +276,12 @@ class ModelFlow:
                 # `training`, never sets it), so the attribute stays what `__init__` stored.
                 return api_kind(call, resolver.qualname) in _MODE_KEEPING_APIS
 
-            found = self._attributes[id(class_scope.node)] = attribute_sources(class_scope.node, builds, keeps_mode)
+            def hands_back(method: ast.AST):
+                # A call between a switch and a store, resolved as the storing method's walk would.
+                return hands_back_in(method, lambda: Interpreter(self, method, class_scope))
+
+            found = attribute_sources(class_scope.node, builds, keeps_mode, hands_back)
+            self._attributes[id(class_scope.node)] = found
         return found
 
     def stored_fields(self, cls, held: bool = False) -> dict:

@@ -22,11 +22,19 @@ function or lambda names it, no `global`/`nonlocal` makes it another scope's), a
 lies in no loop (a later turn could reach statements before it).
 `model_attrs.attribute_sources` keeps the attribute's mode only when every store of it in the
 class is one of these (or `None`), and nothing else in the class writes or switches it.
+
+Between the switch and the store, an `if` whose test does not name the model and whose arms
+hold only such steps (`if half: model = model.half()`) is one too, as is a pair assignment
+whose element for the model is one (`im, model = im.half(), model.half()`); and, when the
+caller says which calls hand the model back as it came (`keeps`: a project function returning
+its first parameter, a project method returning `self`, `kept_rebindings`), `model =
+wrap(model)`, `wrap(model)`, `model = model.fuse()` and `model.fuse()` of such calls.
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 
 from qlint.analysis.flow.grad_loops import freezes_only
 from qlint.analysis.flow.model_apis import key, mode_call
@@ -38,14 +46,31 @@ _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
-def switched_stores(method: ast.AST) -> dict[int, tuple[str, ast.Call]]:
+# `keeps(call, name)`: `call`, a statement's whole value, hands `name` back as it came.
+Keeps = Callable[[ast.Call, str], bool]
+
+
+def switched_stores(method: ast.AST, keeps: Keeps | None = None) -> dict[int, tuple[str, ast.Call]]:
     """id of each `self.<attr> = ...` statement of `method` whose stored model's mode is known
-    -> (its mode, "eval" or "train"; the switch). One walk per method, kept on its node."""
-    return kept_on_node(method, "_qlint_switched_stores", _switched_stores)
+    -> (its mode, "eval" or "train"; the switch). One walk per method, kept on its node; the
+    stores that a call between their switch and them left unknown are read again with `keeps`
+    (its answers rest on other bodies, so they are not kept on the node)."""
+    found, pending = kept_on_node(method, "_qlint_switched_stores", _switched_stores)
+    if keeps is None or not pending:
+        return found
+    more = dict(found)
+    for stmts, i in pending:
+        known = _mode_at_store(stmts, i, keeps)
+        if known is not None and _not_read_after(method, known[2], stmts[i]):
+            more[id(stmts[i])] = known[:2]
+    return more
 
 
-def _switched_stores(method: ast.AST) -> dict[int, tuple[str, ast.Call]]:
+def _switched_stores(method: ast.AST):
+    """(the stores' modes; the (block, index) of each store a call between its switch and it
+    left unknown, when a switch of its value comes earlier in that block)."""
     found: dict[int, tuple[str, ast.Call]] = {}
+    pending: list[tuple[list[ast.stmt], int]] = []
     stack: list[tuple[list[ast.stmt], bool]] = [(method.body, False)]
     while stack:
         stmts, looped = stack.pop()
@@ -62,7 +87,23 @@ def _switched_stores(method: ast.AST) -> dict[int, tuple[str, ast.Call]]:
             known = _mode_at_store(stmts, i)
             if known is not None and _not_read_after(method, known[2], stmt):
                 found[id(stmt)] = known[:2]
-    return found
+            elif known is None and _switched_earlier(stmts, i):
+                pending.append((stmts, i))
+    return found, tuple(pending)
+
+
+def _switched_earlier(stmts: list[ast.stmt], i: int) -> bool:
+    """A statement before `stmts[i]` in its block switches the local it stores (the only
+    stores a call between could be all that keeps from a known mode)."""
+    value = stmts[i].value
+    if not isinstance(value, ast.Name):
+        return False
+    for stmt in stmts[:i]:
+        if isinstance(stmt, (ast.Expr, ast.Assign)) and (switch := mode_call(_kept(stmt.value))) is not None:
+            receiver = _kept(switch[0])
+            if isinstance(receiver, ast.Name) and receiver.id == value.id:
+                return True
+    return False
 
 
 def mode_before_store(stmts: list[ast.stmt], i: int) -> tuple[str, ast.Call] | None:
@@ -73,7 +114,7 @@ def mode_before_store(stmts: list[ast.stmt], i: int) -> tuple[str, ast.Call] | N
     return known[:2] if known is not None else None
 
 
-def _mode_at_store(stmts: list[ast.stmt], i: int) -> tuple[str, ast.Call, str] | None:
+def _mode_at_store(stmts: list[ast.stmt], i: int, keeps: Keeps | None = None) -> tuple[str, ast.Call, str] | None:
     """(mode, switch, the switched local's name) of `stmts[i]`'s stored value."""
     value = _kept(stmts[i].value)
     switch = mode_call(value)
@@ -91,11 +132,62 @@ def _mode_at_store(stmts: list[ast.stmt], i: int) -> tuple[str, ast.Call, str] |
             receiver, mode = switch
             if isinstance(_kept(receiver), ast.Name) and _kept(receiver).id == value.id:
                 return (mode, _switch_node(stmt.value), value.id) if mode in ("eval", "train") else None
-        if _keeps_mode_of(stmt, value.id) or freezes_only(stmt, value.id):
+        if _step_keeps(stmt, value.id, keeps):
             continue  # `model.float()`, `model = model.to(device)`, a loop freezing its parameters
-        if any(isinstance(n, ast.Name) and n.id == value.id for n in ast.walk(stmt)):
+        if _names(stmt, value.id):
             return None  # named between the switch and the store: it may switch it back
     return None
+
+
+def _step_keeps(stmt: ast.stmt, name: str, keeps: Keeps | None) -> bool:
+    """`stmt`, between the switch and the store, leaves `name` the same module in the same
+    mode: a mode-keeping method, a loop freezing its parameters, a call `keeps` vouches for,
+    or an `if` whose arms hold only such steps (or statements not naming it)."""
+    if _keeps_mode_of(stmt, name) or freezes_only(stmt, name) or _kept_pair(stmt, name):
+        return True
+    if keeps is not None and _kept_call(stmt, name, keeps):
+        return True
+    if isinstance(stmt, ast.If) and not _names(stmt.test, name):
+        return all(_step_keeps(s, name, keeps) or not _names(s, name) for s in (*stmt.body, *stmt.orelse))
+    return False
+
+
+def _kept_call(stmt: ast.stmt, name: str, keeps: Keeps) -> bool:
+    """`wrap(model)`, `model = wrap(model)`, `model.fuse()` or `model = model.fuse()`: a call
+    naming `name` once, as its receiver or first argument, that `keeps` says hands it back."""
+    rebinds = isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and key(stmt.targets[0]) == name
+    if not (isinstance(stmt, ast.Expr) or rebinds) or not isinstance(stmt.value, ast.Call):
+        return False
+    call = stmt.value
+    func = call.func
+    receiver = isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == name
+    first = bool(call.args) and isinstance(call.args[0], ast.Name) and call.args[0].id == name
+    if receiver == first or sum(isinstance(n, ast.Name) and n.id == name for n in ast.walk(call)) != 1:
+        return False
+    return keeps(call, name)
+
+
+def _kept_pair(stmt: ast.stmt, name: str) -> bool:
+    """`im, model = im.half(), model.half()`: the element bound to `name` is a mode-keeping
+    step of it, and no other element names it."""
+    if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
+        return False
+    target, value = stmt.targets[0], stmt.value
+    if not isinstance(target, ast.Tuple) or not isinstance(value, ast.Tuple) or len(target.elts) != len(value.elts):
+        return False
+    own = [j for j, t in enumerate(target.elts) if isinstance(t, ast.Name) and t.id == name]
+    if len(own) != 1 or any(isinstance(e, ast.Starred) for e in (*target.elts, *value.elts)):
+        return False
+    j = own[0]
+    kept = _kept(value.elts[j])
+    if kept is value.elts[j] or not isinstance(kept, ast.Name) or kept.id != name:
+        return False
+    others = (*target.elts[:j], *target.elts[j + 1 :], *value.elts[:j], *value.elts[j + 1 :])
+    return not any(_names(e, name) for e in others)
+
+
+def _names(node: ast.AST, name: str) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node))
 
 
 def _kept(expr: ast.expr) -> ast.expr:
