@@ -24,6 +24,24 @@ def graph_cases(template: str, raises: dict[str, str], raises_nothing: dict[str,
     return out
 
 
+def capture_cases(template: str, capture: str, tables, field: str = "cls") -> dict:
+    """Module name -> (source, findings): `template` with each case's model (its `field`) and
+    switch, before a PTQ and a QAT capture (the line `capture`). `tables`: (cases, evaled),
+    cases mapping a name to (model, switch); evaled True (eval mode at the capture: QL202 on the
+    QAT one), False (train mode: QL201 on the PTQ one), None (not known: neither) or "both"."""
+    out = {}
+    for cases, evaled in tables:
+        for name, (model, switch) in cases.items():
+            for prep in ("pt2e", "qat_pt2e"):
+                indented = "\n".join("    " + line for line in switch.splitlines())
+                src = template.format(**{field: model}, switch=indented, prep=prep)
+                row = src.splitlines().index(capture) + 1
+                loud = evaled == "both" or (evaled is not None and (prep == "qat_pt2e") == evaled)
+                code = "QL202" if prep == "qat_pt2e" else "QL201"
+                out[f"{prep}_{name}".replace("-", "_")] = (src, [(code, row)] if loud else [])
+    return out
+
+
 def tree_findings(repo: Path, names) -> dict[str, list[tuple[str, int]]]:
     """(code, row) of each module's findings in one tree run of the package."""
     found: dict[str, list[tuple[str, int]]] = {name: [] for name in names}

@@ -24,7 +24,7 @@ import pytest
 
 from qlint.analysis.flow.graph_returns import may_switch_graph
 from tests.conftest import check_file, package_repository
-from tests.switch_cases import file_findings, graph_cases, stdin_findings, tree_findings
+from tests.switch_cases import capture_cases, file_findings, graph_cases, stdin_findings, tree_findings
 
 HEAD = """
 import torch
@@ -203,23 +203,10 @@ RAISES = {
 RAISES_NOTHING = {"unbound-train": "torch.nn.Module.train(gm, False)", "setattr": 'setattr(gm, "training", False)'}
 
 
-def _indented(text: str) -> str:
-    return "\n".join("    " + line for line in text.splitlines())
-
-
 def _modules() -> dict[str, tuple[str, list[tuple[str, int]]]]:
     """Module name -> (source, the findings it must give: (code, row))."""
-    out = {}
-    for cases, evaled in ((EVALED, True), (TRAINING, False), (UNKNOWN, None), (BOTH, "both")):
-        for name, (cls, switch) in cases.items():
-            for prep in ("pt2e", "qat_pt2e"):
-                src = HEAD.format(cls=cls, switch=_indented(switch), prep=prep)
-                row = src.splitlines().index(CAPTURE) + 1
-                loud = evaled == "both" or (evaled is not None and (prep == "qat_pt2e") == evaled)
-                code = "QL202" if prep == "qat_pt2e" else "QL201"
-                out[f"{prep}_{name}".replace("-", "_")] = (src, [(code, row)] if loud else [])
-    out.update(graph_cases(GRAPH, RAISES, RAISES_NOTHING))
-    return out
+    tables = ((EVALED, True), (TRAINING, False), (UNKNOWN, None), (BOTH, "both"))
+    return {**capture_cases(HEAD, CAPTURE, tables), **graph_cases(GRAPH, RAISES, RAISES_NOTHING)}
 
 
 MODULES = _modules()

@@ -11,6 +11,12 @@ dict reaches; a dict the forwarding changes, a `**opts` the caller passes, `*arg
 fill the flag first, and a parameter of the forwarding helper that takes the keyword itself
 stay reported. Every case below was run on torch 2.13 / torchao 0.18 with a real model and
 `XNNPACKQuantizer`: each quiet switch raised nothing, each loud one `NotImplementedError`.
+
+A positional-only flag (stop 71) takes no keyword, from the dict or not: its default decides,
+whatever key the caller names, unless `*args` may fill it (Python 3.11 puts the key in `f`'s own
+`**`, or raises `TypeError` at the call, which then hands nothing back). Those cases were run
+on torch 2.13 with a Linear model: the quiet ones raised no `NotImplementedError` (three raised
+that `TypeError`), the loud ones did.
 """
 
 from __future__ import annotations
@@ -122,6 +128,16 @@ def run(model, x, q):
     e.eval()
 """
 
+
+def positional_only(default="False", params="**kwargs", forward="**kwargs", call="", flag="", own=""):
+    """`kwargs`, with `f`'s flag positional-only (`own`: `f`'s own `**`, which takes the key)."""
+    src = kwargs(default=default, params=params, forward=forward, call=call, flag=flag)
+    return src.replace(f"is_qat={default}):", f"is_qat={default}, /{own}):")
+
+
+# `f`'s flag positional-only, two helpers down.
+TWICE_POSITIONAL = TWICE.replace("def f(model, is_qat=False):", "def f(model, is_qat=False, /):")
+
 QUIET = {
     "kwargs-default": kwargs(),
     "kwargs-false": kwargs(call=", is_qat=False"),
@@ -146,6 +162,15 @@ QUIET = {
     "tuple-handed": tuple_(call=", False", switch="to_eval(e)"),
     "tuple-twice-default": TUPLE_TWICE.format(call=""),
     "tuple-twice-false": TUPLE_TWICE.format(call=", qat=False"),
+    # No keyword fills a positional-only flag: its default runs. A key the caller names lands
+    # in `f`'s own `**options`, or makes the call raise `TypeError` (it then hands nothing back).
+    "kwargs-positional-only-default": positional_only(),
+    "kwargs-positional-only-key-swallowed": positional_only(call=", is_qat=True", own=", **options"),
+    "kwargs-positional-only-key-raises": positional_only(call=", is_qat=True"),
+    "kwargs-positional-only-opts-of-the-caller": positional_only(call=", **opts", flag=", **opts"),
+    "kwargs-positional-only-twice": TWICE_POSITIONAL.format(
+        params="**kw", forward="**kw", call=", is_qat=True", flag=""
+    ),
 }
 
 LOUD = {
@@ -169,6 +194,12 @@ LOUD = {
     # `is_qat=False` cannot fill a positional-only flag: it lands in `f`'s own `**options`.
     "kwargs-positional-only-flag": kwargs(default="True", call=", is_qat=False").replace(
         "is_qat=True):", "is_qat=True, /, **options):"
+    ),
+    "kwargs-positional-only-default-true": positional_only(default="True", call=", is_qat=False", own=", **options"),
+    "kwargs-positional-only-passed-by-position": positional_only(forward="True, **kwargs"),
+    # `*args` fills it by position: `g(m, x, True)` passes `is_qat=True`.
+    "kwargs-positional-only-star-args": positional_only(
+        params="*args, **kwargs", forward="*args, **kwargs", call=", True"
     ),
     "kwargs-handed-true": kwargs(call=", is_qat=True", switch="to_eval(e)"),
     "kwargs-twice-true": TWICE.format(params="**kw", forward="**kw", call=", is_qat=True", flag=""),

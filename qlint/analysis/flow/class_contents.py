@@ -116,15 +116,24 @@ class ClassContents:
         mode can change (`Built.content`). Not memoised: another construction may store others."""
         return self._class_content_without(cls, 0, frozenset(), evaled)
 
+    def content_inheriting(
+        self, cls: ModelClass, home: ast.ClassDef, skipped: frozenset[int], evaled: frozenset[str]
+    ) -> tuple[tuple[str, ...], bool]:
+        """`content_without` and `content_beside` in one, read in `home`, the class (`cls` or one
+        above it) whose `__init__` a construction of `cls` runs (`inherited_inits`). Not memoised."""
+        return self._class_content_without(cls, 0, frozenset(), frozenset(), (home, skipped, evaled))
+
     def _class_content_without(
-        self, cls: ModelClass, depth: int, skipped: frozenset[int], evaled: frozenset[str] = frozenset()
+        self, cls: ModelClass, depth: int, skipped: frozenset[int], evaled: frozenset[str] = frozenset(), home=None
     ):
+        if home is not None and cls.node is home[0]:
+            skipped, evaled, home = home[1], home[2], None
         resolver = Resolver(cls.scope, NO_PROJECT, None)
         found: set[str] = set()
         syntax = content_syntax(cls.node)
         complete = depth < _MAX_DEPTH and not syntax.dynamic
         for base in cls.node.bases:
-            complete &= self._base(base, resolver, found, depth, cls.around or {})
+            complete &= self._base(base, resolver, found, depth, cls.around or {}, home if complete else None)
         if syntax.reads_training:
             found.add("`self.training`")
         calls = [c for c in syntax.calls if id(c) not in skipped] if skipped else syntax.calls
@@ -155,7 +164,7 @@ class ClassContents:
         found.update(dependent)
         return complete
 
-    def _base(self, base: ast.expr, resolver: Resolver, found: set[str], depth: int, around: dict) -> bool:
+    def _base(self, base: ast.expr, resolver: Resolver, found: set[str], depth: int, around: dict, home=None) -> bool:
         name = resolver.qualname(base) or ""
         if name in ("object", "typing.Generic", "abc.ABC") or name in ENUMS:
             return True  # (an enum's members are values its body builds, read with it)
@@ -167,7 +176,10 @@ class ClassContents:
         cls = self.index.resolve(base, resolver, around) or self._installed(name)
         if cls is None:
             return False
-        dependent, complete = self._class_content(cls, depth + 1)
+        if home is not None:  # (`content_inheriting`: the class whose `__init__` runs is above)
+            dependent, complete = self._class_content_without(cls, depth + 1, frozenset(), frozenset(), home)
+        else:
+            dependent, complete = self._class_content(cls, depth + 1)
         found.update(dependent)
         return complete
 

@@ -10,8 +10,9 @@ parts still in train mode); here it has none:
 - the wrapper is one construction of a class of the project, read in full (not a summarised
   class of another module), whose code switches or adds no part after `__init__`
   (`evaled_parts.switches_no_part`);
-- `__init__` stores the field once, as a statement of its own body: from its parameter as it
-  came (`self.model = model`), or from a construction (`self.model = Net()`);
+- `__init__` (its own, or the one it inherits, `inherited_inits`) stores the field once, as a
+  statement of its own body: from its parameter as it came (`self.model = model`), or from a
+  construction (`self.model = Net()`);
 - the class's content beside that field holds nothing found to depend on the mode, read in
   full (no `self.training`, no dropout or batch norm of its own), and every other argument of
   the construction is no module (`Built.hyperparameter`).
@@ -25,11 +26,11 @@ from __future__ import annotations
 
 import ast
 
-from qlint.analysis.flow.evaled_parts import switches_no_part
+from qlint.analysis.flow.inherited_inits import plain_init
 from qlint.analysis.flow.model_classes import in_check
 from qlint.analysis.flow.model_env import Env
 from qlint.analysis.flow.model_values import CONSTRUCTED, ModeFact, Obj
-from qlint.analysis.names.scope import own_init, parameter_at
+from qlint.analysis.names.scope import parameter_at
 
 
 def evaled_whole(root: Obj, steps: tuple[str, ...], node: ast.Call, env: Env) -> bool:
@@ -42,23 +43,20 @@ def evaled_whole(root: Obj, steps: tuple[str, ...], node: ast.Call, env: Env) ->
         return False
     (origin,) = root.origins
     built = origin.built if origin.kind == CONSTRUCTED else None
-    cls = getattr(built, "cls", None)
-    if cls is None or cls.summarised or cls.around is not None or not switches_no_part(cls.node):
-        return False
-    init = own_init(cls.node)
-    store = _store(init, steps[0]) if init is not None else None
+    found = plain_init(built)
+    store = _store(found[1], steps[0]) if found is not None else None
     if store is None:
         return False
-    index = in_check(built.index)
+    (home, init), index = found, in_check(built.index)
     params = {a.arg for a in (*init.args.posonlyargs, *init.args.args[1:], *init.args.kwonlyargs)}
     if isinstance(store, ast.Name) and store.id in params:
-        given = store.id  # the argument passed for it is the field's module
-        dependent, complete = index.contents.content_beside(cls, frozenset({given}))
+        given, skipped = store.id, frozenset()  # the argument passed for it is the field's module
     elif isinstance(store, ast.Call):
-        given = None
-        dependent, complete = index.contents.content_without(cls, frozenset({id(store)}))
+        given, skipped = None, frozenset({id(store)})
     else:
         return False
+    evaled = frozenset({given}) if given is not None else frozenset()
+    dependent, complete = index.contents.content_inheriting(built.cls, home.node, skipped, evaled)
     if not complete or dependent:
         return False
     call = built.call

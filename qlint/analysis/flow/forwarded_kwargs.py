@@ -15,13 +15,17 @@ function never touches the name other than to forward it (`**kwargs`) or read it
 position), the parameter takes a keyword, and the forwarding function has no parameter of
 that name (which would take the keyword before `**kwargs` does). Anything else leaves the
 condition out, and the graph is taken as handed back, as for a flag qlint cannot read.
+
+A positional-only parameter of `f` (`def f(m, x, is_qat=False, /, **options)`) is the other
+way round: no keyword reaches it, so its default decides at every call that fills it neither by
+position nor through `*args`, whatever key the dict holds (`_positional_default`).
 """
 
 from __future__ import annotations
 
 import ast
 
-from qlint.analysis.flow.dead_branches import contradicted_at_call, defaults, holds
+from qlint.analysis.flow.dead_branches import contradicted_at_call, defaults, holds, on_name, rebound
 from qlint.analysis.names.resolver import dotted_parts
 from qlint.analysis.node_memo import kept_on_node
 
@@ -35,10 +39,32 @@ def keyed(condition: str) -> bool:
 
 def contradicted_at(guard, callee: ast.AST, written: dict, caller, home, ended: bool, call: ast.Call) -> bool:
     """`dead_branches.contradicted_at_call`, and the guard's conditions on keys of `callee`'s
-    `**kwargs` read at `call` as well."""
+    `**kwargs` read at `call` as well, and those on a positional-only parameter the call leaves
+    out (`_positional_default`)."""
     if contradicted_at_call(guard, callee, written, caller, home, ended):
         return True
-    return any(keyed(c) and contradicted(c, p, call, caller, home) for c, p in guard)
+    if any(keyed(c) and contradicted(c, p, call, caller, home) for c, p in guard):
+        return True
+    return ended and any(_positional_default(c, callee, written, call, home) is (not p) for c, p in guard)
+
+
+def _positional_default(condition: str, callee: ast.AST, written: dict, call: ast.Call, home) -> bool | None:
+    """The truth of a condition on a positional-only parameter of `callee` that `call` fills
+    neither by position nor through `*args` (None: not such a condition, or not known). No
+    keyword can fill it, not one in a `**` the call hands over: Python puts it in the callee's
+    own `**` or raises `TypeError` (checked on 3.11), so its default is what any return sees."""
+    args = getattr(callee, "args", None)
+    if args is None or not args.posonlyargs:
+        return None
+    name = on_name(condition)
+    names = [a.arg for a in args.posonlyargs]
+    if name not in names or rebound(callee, name):
+        return None
+    index = names.index(name)
+    if index in written or any(type(a) is ast.Starred for a in call.args):
+        return None
+    default = defaults(callee).get(name)
+    return holds(condition, default, home, home) if default is not None else None
 
 
 def contradicted(condition: str, polarity: bool, call: ast.Call, caller, home) -> bool:

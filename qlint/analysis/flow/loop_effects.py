@@ -12,7 +12,9 @@ that switches them does to the model's facts.
 - `children()` switches the direct children, not the model itself: taken as the model's
   switch unless the model's content reads `self.training` (the model's own flag would then
   differ); with a class test, only children of those classes, not the modules inside others:
-  not followed.
+  not followed. Setting each child's `training` flag there switches nothing inside a child:
+  taken as the model's switch only where every mode-dependent module is a direct child
+  (`direct_children`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.flow.class_filters import EVERY, covered, named, selected
+from qlint.analysis.flow.direct_children import every_part_direct
 from qlint.analysis.flow.looped_switches import ClassName, LoopSwitch
 from qlint.analysis.flow.model_env import Env
 from qlint.analysis.flow.model_values import ModeFact
@@ -45,6 +48,8 @@ def modules_switched(
     classes = EVERY if found.filters is None else _classes(found.filters, qualname)
     if classes is None or (reach == "children" and classes is not EVERY):
         return False
+    if reach == "children" and found.flag and not every_part_direct(sem, over, root, steps, env.modes[root]):
+        return False  # a flag of each child alone: what they hold keeps its mode
     content = part_content(sem, root, steps)
     if reach == "children" and (content is None or _TRAINING in content[0]):
         return False

@@ -16,7 +16,9 @@ A loop over `m.modules()` may set each module's flag instead (`mod.training = Fa
 `setattr(mod, "training", False)`): read on torch 2.13 from the exported graph's `batch_norm` and
 `dropout`, it is what `m.train(False)` does, without any class's own `train` running. Read as
 that switch. Over `children()` it sets the direct children's flags alone (what they hold keeps
-its mode): not read, as a flag that is not a literal is not.
+its mode, and so does the model's own flag): marked `flag`, for the walk to read only where
+every mode-dependent module of the model is such a child (`direct_children`). A flag that is
+not a literal is not read.
 """
 
 from __future__ import annotations
@@ -44,11 +46,13 @@ class ClassName:
 @value_class(frozen=True)
 class LoopSwitch:
     """`switch` sets the loop's module to `mode` (None: `.train(flag)`); `filters`: the classes
-    of the `isinstance` test it runs under, or the `ClassName` test (None: every module)."""
+    of the `isinstance` test it runs under, or the `ClassName` test (None: every module);
+    `flag`: it sets the module's `training` flag alone, not its submodules'."""
 
     switch: ast.Call
     mode: str | None
     filters: tuple[ast.expr | ClassName, ...] | None
+    flag: bool = False
 
 
 def looped_modules(s: ast.For | ast.AsyncFor) -> tuple[ast.expr, str, LoopSwitch] | None:
@@ -67,7 +71,7 @@ def looped_modules(s: ast.For | ast.AsyncFor) -> tuple[ast.expr, str, LoopSwitch
         target = target.elts[1]
     if not isinstance(target, ast.Name) or s.orelse:
         return None
-    found = body_switch(s.body, target.id, in_loop=True, flags=reach == "all")
+    found = body_switch(s.body, target.id, in_loop=True, flags=True)
     return (it.func.value, reach, found) if found is not None else None
 
 
@@ -118,7 +122,7 @@ def _collect(body, name: str, filters: tuple, found: list, in_loop: bool, flags:
             found.append(LoopSwitch(s.value, switch_mode(s.value, attr), filters or None))
             continue
         if flags and (flag := _flag_set(s, name)) is not None:
-            found.append(LoopSwitch(flag, switch_mode(flag, "train"), filters or None))
+            found.append(LoopSwitch(flag, switch_mode(flag, "train"), filters or None, flag=True))
             continue
         if not _plain([s], name, in_loop):
             return False

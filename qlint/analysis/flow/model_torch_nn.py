@@ -62,6 +62,9 @@ _DROPOUT_DEFAULT = {
 _DROPOUT_ARG = {"MultiheadAttention": 2, "RNN": 5, "LSTM": 5, "GRU": 5}
 # Running statistics in eval mode only with `track_running_stats=True` (fifth positional).
 _TRACKING = frozenset(f"{lazy}InstanceNorm{d}d" for lazy in ("", "Lazy") for d in (1, 2, 3))
+# Those whose mode is their own `training` flag alone (no submodule's): setting that flag
+# switches them whole (`direct_children`). Not the transformers, whose dropouts are submodules.
+OWN_FLAG = ALWAYS | _DROPPING | _TRACKING
 # Classes whose arguments are modules rather than hyperparameters.
 CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict", "DataParallel", "DistributedDataParallel"})
 # No `self.training` in their forward (torch 2.x), whatever the arguments.

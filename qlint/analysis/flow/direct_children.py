@@ -1,0 +1,108 @@
+"""A loop setting the `training` flag of each direct child of a model (issue 14):
+
+    for mod in model.children():      # or `for _, mod in model.named_children():`
+        mod.training = False          # or `setattr(mod, "training", False)`
+
+sets the flag of each module the model holds directly, and of nothing else: not of the modules
+those hold, nor the model's own. Read on torch 2.13 from the exported graph's `batch_norm` and
+`dropout`: with Net's batch norm and dropout stored as its own attributes they capture in eval
+mode; with Net stored inside another model's attribute they capture in train mode. So the loop
+is that model's switch exactly when every module of it whose mode matters is a direct child
+whose mode is its own flag alone (`model_torch_nn.OWN_FLAG`: batch norm, dropout, ...) and
+nothing else of it reads a flag. That is read from the model's construction:
+
+- one construction of a class of the project, read in full, running an `__init__` (its own
+  or inherited) past which no class of it adds or switches a part
+  (`inherited_inits.plain_init`), and given no part after its build (where the walk sees it:
+  `model.bn = ...`, `model.add_module(...)` in the function, or a part a helper gave it);
+- the class's content with the builds `self.<name> = nn.<OWN_FLAG class>(...)`, statements of
+  that `__init__`'s own body, left out is known in full and holds nothing whose behaviour
+  depends on the mode: no other batch norm or dropout (one inside a child stays in train
+  mode), no `self.training` (the model's own flag, or a child's child's, keeps its mode).
+
+Anything else leaves the loop unread, and the model in the mode it had.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from qlint.analysis.flow.held_parts import part_build
+from qlint.analysis.flow.inherited_inits import plain_init
+from qlint.analysis.flow.model_classes import in_check
+from qlint.analysis.flow.model_torch_nn import OWN_FLAG
+from qlint.analysis.flow.resolved_classes import NO_PROJECT
+from qlint.analysis.names.resolver import Resolver
+
+
+def every_part_direct(sem, over: ast.expr, root, steps: tuple[str, ...], facts: frozenset) -> bool:
+    """Every mode-dependent module of the model `root` (or of its part at attribute `steps`),
+    which the loop reaches as `over` and whose facts are `facts`, is a direct child of it
+    whose mode is its own flag, and nothing of it reads a flag."""
+    if len(root.origins) != 1 or any(step.startswith("[") for step in steps):
+        return False
+    if any(isinstance(f.node, ast.Assign) for f in facts) or _given(sem.walk.func, over):
+        return False  # given a part after its build (`model_builds.given_part`): it may hold more
+    built = part_build(sem.owner, (root, steps))
+    if built is None or built.parts != () or built.given or built.slots:
+        return False
+    found = plain_init(built)
+    if found is None:
+        return False
+    home, init = found
+    leaves = _own_flag_children(init, Resolver(home.scope, NO_PROJECT, None))
+    dependent, complete = in_check(built.index).contents.content_inheriting(built.cls, home.node, leaves, frozenset())
+    return complete and not dependent
+
+
+def _given(func: ast.AST, over: ast.expr) -> bool:
+    """`func`, the function walked, may give the model named as `over` a part: it stores on it
+    or on what it holds (`model.extra = ...`, `model.body[0] = ...`, `setattr(model, ...)`), or
+    calls a method adding one (`model.add_module(...)`, `model.layers.append(...)`)."""
+    name = _root_name(over)
+    if name is None:
+        return True
+    for node in ast.walk(func):
+        if isinstance(node, (ast.Attribute, ast.Subscript)) and not isinstance(node.ctx, ast.Load):
+            if _root_name(node.value) == name:
+                return True
+        elif isinstance(node, ast.Call):
+            f = node.func
+            if isinstance(f, ast.Attribute) and f.attr in _ADDING and _root_name(f.value) == name:
+                return True
+            if isinstance(f, ast.Name) and f.id == "setattr" and node.args and _root_name(node.args[0]) == name:
+                return True
+    return False
+
+
+# The methods of torch.nn's modules and containers that add a submodule.
+_ADDING = frozenset(
+    {"add_module", "register_module", "append", "extend", "insert", "update", "__setattr__", "__setitem__"}
+)
+
+
+def _root_name(expr: ast.expr) -> str | None:
+    """`model` of `model`, `model.body`, `model.layers[0]`."""
+    while isinstance(expr, (ast.Attribute, ast.Subscript)):
+        expr = expr.value
+    return expr.id if isinstance(expr, ast.Name) else None
+
+
+def _own_flag_children(init: ast.FunctionDef, resolver: Resolver) -> frozenset[int]:
+    """The ids of the calls `self.<name> = nn.<OWN_FLAG class>(...)` of `init`'s own body."""
+    params = init.args.posonlyargs or init.args.args
+    me = params[0].arg if params else None
+    out = set()
+    for s in init.body:
+        if not (isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.value, ast.Call)):
+            continue
+        target = s.targets[0]
+        if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == me):
+            continue
+        name = resolver.qualname(s.value.func) or ""
+        if name.startswith("torch.nn.") and name.count(".") == 2 and name.rpartition(".")[2] in OWN_FLAG:
+            out.add(id(s.value))
+    return frozenset(out)
+
+
+__all__ = ["every_part_direct"]
