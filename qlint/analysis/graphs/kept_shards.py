@@ -204,9 +204,9 @@ def _written(value: tuple, trail: tuple) -> tuple | None:
     for their imports and calls: torch's symbolic_shapes.py, 123 of them) is hashed now, while
     it keeps the stat it was read at: without it such an answer was never written, and every
     edited check of that file worked it out again (QL101 and QL102 ~270 ms of ~460; ~85 ms
-    once kept). Module names as `valid_trail` takes them (`_module_name`): one answer's trail
-    repeats the modules of the next (exir/tests/test_passes.py: 1,233 names of a few
-    hundred paths)."""
+    once kept). Module names as `valid_trail` takes them (`kept_state.module_name`): one
+    answer's trail repeats the modules of the next (exir/tests/test_passes.py: 1,233 names of a
+    few hundred paths)."""
     from qlint.analysis.names import content_keys
     from qlint.analysis.names.modules import module_name_for
 
