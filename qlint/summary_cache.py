@@ -257,9 +257,9 @@ def summary_store(settings: Settings, enabled: bool, shared: bool = False, answe
     subclassing a class), which the first edited check after it needs, in the shards of the
     files that asked; and the answers it asks by the thousand (the names the packet gate read,
     the helper search's without a wrapper-name index; torch: ~5,600, 2.2 MB), in one shard
-    (`kept_answers.RUN`) a check of one file decodes one module's answers at a time from."""
+    (`kept_state.RUN`) a check of one file decodes one module's answers at a time from."""
     from qlint.analysis import scan_memo
-    from qlint.analysis.graphs import kept_answers
+    from qlint.analysis.graphs import kept_answers, kept_shards
     from qlint.analysis.names import package_map
     from qlint.analysis.names.project import ProjectIndex
 
@@ -283,7 +283,7 @@ def summary_store(settings: Settings, enabled: bool, shared: bool = False, answe
         yield
     finally:
         scan_memo.flush()
-        kept_answers.flush()
+        kept_shards.flush()
         kept_answers.use(None)
         package_map.use_store(None)
         ProjectIndex.use_store(before)

@@ -39,9 +39,9 @@ def init_worker(settings: Settings, parent_pid: int) -> None:
     find_malloc_trim()
     # The small tables of answers about other modules this worker works out (`kept_answers`),
     # written down as it exits: the first edited check after the run reads them.
-    from qlint.analysis.graphs import kept_answers
+    from qlint.analysis.graphs import kept_shards
 
-    kept_answers.flush_at_worker_exit()
+    kept_shards.flush_at_worker_exit()
 
 
 def _die_with_parent() -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from qlint.analysis import scan_memo
 from qlint.analysis.flow import caller_modules, kept_call_paths, kept_caller_verdicts, kept_qat_callers
-from qlint.analysis.graphs import kept_answers
+from qlint.analysis.graphs import kept_answers, kept_shards
 from qlint.analysis.names import content_keys
 from qlint.analysis.names.project import ProjectIndex
 from qlint.engine import check_source
@@ -83,7 +83,7 @@ def check_anew(rules: tuple[str, ...], path: str, text: str) -> tuple[list[tuple
     result = check_source(text, path, settings_for(rules), project)
     assert not result.errors, result.errors
     caller_modules.checked_once(path)
-    kept_answers.flush()
+    kept_shards.flush()
     return [(d.code, d.range.start.row, d.message) for d in result.diagnostics], caller_modules.BUILT[0] - built
 
 

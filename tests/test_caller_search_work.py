@@ -173,11 +173,11 @@ def test_a_subclass_in_another_module_calling_the_method_keeps_the_finding(tmp_p
     assert check_ao(ao_repo(tmp_path / "l", other_tests=longer)) == []
     # Several modules name it: the first one read decides, the others are not read.
     read: list[str] = []
-    real = project_search._references
+    real = project_search.references_loading
     # Asked by the caller search and by the text search it is built on.
     for module in (project_callers, project_search):
         monkeypatch.setattr(
-            module, "_references", lambda ctx, path, *a, **k: read.append(path) or real(ctx, path, *a, **k)
+            module, "references_loading", lambda ctx, path, *a, **k: read.append(path) or real(ctx, path, *a, **k)
         )
     many = {f"sub{i}": SUBCLASS for i in range(4)}
     assert check_ao(ao_repo(tmp_path / "m", **many)) == [CAPTURE]
@@ -236,7 +236,7 @@ def test_a_check_asking_twice_for_the_callers_of_a_helper_scans_the_project_once
     # The same answers; a caller module kept (`caller_modules`) or parsed again gives them
     # on nodes of its new tree, at the same places.
     assert project_words.reads() == 9 and list(map(_answer, again)) == list(map(_answer, first))
-    assert project_search._candidates(ctx, str(root), "nothing_names_this") == []
+    assert project_search.candidate_modules(ctx, str(root), "nothing_names_this") == []
     assert project_words.reads() == 9
 
 

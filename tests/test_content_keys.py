@@ -59,6 +59,7 @@ def test_reads_are_recorded_only_where_someone_keeps_them(tmp_path, monkeypatch)
 
 
 def test_the_helper_search_records_nothing_where_no_one_keeps_it(tmp_path):
+    from qlint.analysis.graphs.forwarding_trails import record
     from qlint.analysis.graphs.insertions import wrapper_search
 
     pkg = write_package(tmp_path, "pkg", consts="OPS = (1, 2)\n", user="from .consts import OPS\n")
@@ -67,10 +68,10 @@ def test_the_helper_search_records_nothing_where_no_one_keeps_it(tmp_path):
         project = ProjectIndex()
         search = wrapper_search(project, None, user)
         search._project = project
-        search._record(((consts, file_keys.content_key(project, consts)),))
+        record(search, ((consts, file_keys.content_key(project, consts)),))
         assert project.dependencies_of(user) == {}
     project = ProjectIndex()
     search = wrapper_search(project, None, user)
     search._project = project
-    search._record(((consts, file_keys.content_key(project, consts)),))
+    record(search, ((consts, file_keys.content_key(project, consts)),))
     assert project.dependencies_of(user) == {consts: project.digest(consts)}

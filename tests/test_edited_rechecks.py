@@ -191,17 +191,17 @@ class GrandChild(Child):
 def test_the_calls_of_an_inherited_method_are_walked_once_per_check(tmp_path, monkeypatch):
     # QL101 and QL102 both ask which methods of the classes a module's classes inherit from
     # forward to their sinks: each method's calls are listed once, for both.
-    from qlint.analysis.graphs import forwarding
+    from qlint.analysis.graphs import own_calls
 
     walked: list[str] = []
-    own_nodes = forwarding.own_nodes
+    own_nodes = own_calls.own_nodes
 
     def counting(owner, **kwargs):
         if kwargs.get("rows") is None:  # a whole body
             walked.append(owner.name)
         return own_nodes(owner, **kwargs)
 
-    monkeypatch.setattr(forwarding, "own_nodes", counting)
+    monkeypatch.setattr(own_calls, "own_nodes", counting)
     path = tmp_path / "passes.py"
     path.write_text(INHERITED)
     result = check_source(INHERITED.encode(), str(path), settings_for(("QL101", "QL102")), ProjectIndex())

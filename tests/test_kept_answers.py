@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from qlint.analysis.graphs import forwarding_memos, forwarding_texts, kept_answers
+from qlint.analysis.graphs import forwarding_memos, forwarding_texts, kept_answers, kept_shards, kept_state
 from qlint.analysis.names import content_keys
 from qlint.analysis.names.project import ProjectIndex
 from qlint.engine import check_source
@@ -43,7 +43,7 @@ def _new_process() -> None:
     flush, now that a module it read is hashed then)."""
     for memo in _MEMOS:
         memo.clear()
-    for memo, _ in kept_answers._STATE.memos.values():
+    for memo, _ in kept_state.STATE.memos.values():
         memo.clear()
     content_keys._DIGESTS.clear()
     kept_answers.forget()
@@ -63,7 +63,7 @@ def _run(path) -> list[int]:
     """One run's check of `path` (the file edited: its own text is given), and what it keeps."""
     result = check_source(PASSES, str(path), settings_for(("QL102",)), ProjectIndex())
     assert not result.errors, result.errors
-    kept_answers.flush()
+    kept_shards.flush()
     return [d.range.start.row for d in result.diagnostics]
 
 
@@ -82,7 +82,7 @@ def _taken(utils) -> list[bool]:
     """Whether the answer about `insert_op` of `utils` came from the store (True) or was
     worked out (False) in this process: asked per module file and per import root."""
     about = {(os.path.realpath(utils), "insert_op"), ("pkg.graph_utils.insert_op", os.path.dirname(utils.parent))}
-    found = [id(v) in kept_answers._STATE.taken for k, v in forwarding_memos.IMPORTED.items() if k[:2] in about]
+    found = [id(v) in kept_state.STATE.taken for k, v in forwarding_memos.IMPORTED.items() if k[:2] in about]
     return sorted(set(found))
 
 
@@ -176,7 +176,7 @@ def _checked_without_hashing(path) -> list[int]:
     result = check_source(PASSES, str(path), settings_for(("QL102",)), ProjectIndex())
     assert not result.errors, result.errors
     content_keys._DIGESTS.clear()
-    kept_answers.flush()
+    kept_shards.flush()
     return [d.range.start.row for d in result.diagnostics]
 
 
@@ -202,7 +202,7 @@ def test_a_module_changed_after_it_was_read_is_not_hashed_for_its_answers(tmp_pa
     assert [d.range.start.row for d in result.diagnostics] == [6]
     content_keys._DIGESTS.clear()
     old_file(pkg / "graph_utils.py", PLAIN)
-    kept_answers.flush()
+    kept_shards.flush()
     utils = os.path.realpath(pkg / "graph_utils.py")
     kept = (store.get_answers(str(passes)) or {}).get("imported", {})
     assert not [k for k in kept if k[:2] == (utils, "insert_op")]
@@ -258,7 +258,7 @@ def test_only_a_check_of_one_buffer_keeps_answers(tmp_path):
         assert kept_answers.saved("imported", ("x", "y")) is None
     with summary_store(settings, True, answers=True):
         assert kept_answers.keeping()
-    assert kept_answers._STATE.store is None
+    assert kept_state.STATE.store is None
 
 
 def test_a_run_that_checks_one_file_keeps_answers_and_a_wider_one_does_not(tmp_path, monkeypatch):
@@ -322,7 +322,7 @@ def _check(path) -> list[int]:
     _new_process()
     result = check_source(path.read_text(), str(path), settings_for(("QL102",)), ProjectIndex())
     assert not result.errors, result.errors
-    kept_answers.flush()
+    kept_shards.flush()
     return [d.range.start.row for d in result.diagnostics]
 
 
@@ -335,7 +335,7 @@ def test_a_check_reads_and_writes_only_the_shard_of_the_file_it_checks(tmp_path,
     for path in edited:
         assert _check(path) == [6]
     assert sorted(p.name for p in (store.directory / "answers").glob("*.answers")) == sorted(
-        Path(_shard(store, p)).name for p in [*edited, kept_answers.POOL]
+        Path(_shard(store, p)).name for p in [*edited, kept_state.POOL]
     )
     read = _answers_read(monkeypatch, store)
     written = []
@@ -358,9 +358,9 @@ def test_a_file_checked_for_the_first_time_takes_from_the_pool_and_keeps_it(tmp_
     assert _taken(pkg / "graph_utils.py") == [True]
     # Its shard, then the pool; at the end both merged into (it learned something too: a fact
     # about passes.py, which the first check asked nothing about, being of it).
-    own, pool = _shard(store, other), _shard(store, kept_answers.POOL)
+    own, pool = _shard(store, other), _shard(store, kept_state.POOL)
     assert read == [own, pool, own, pool]
-    pooled = kept_answers._STATE.pooled
+    pooled = kept_state.STATE.pooled
     kept = store.get_answers(str(other))
     assert pooled and all(kept[name][key] == entry for (name, key), entry in pooled.items())
     read.clear()
@@ -371,8 +371,8 @@ def test_a_file_checked_for_the_first_time_takes_from_the_pool_and_keeps_it(tmp_
 
 def test_the_pool_keeps_the_most_recently_learned_answers(tmp_path, store, monkeypatch):
     memo: dict = {}
-    monkeypatch.setitem(kept_answers._STATE.memos, "test-pool", (memo, lambda key, entry: entry[:-1]))
-    monkeypatch.setattr(kept_answers, "_POOL_MAX", 3)
+    monkeypatch.setitem(kept_state.STATE.memos, "test-pool", (memo, lambda key, entry: entry[:-1]))
+    monkeypatch.setattr(kept_shards, "_POOL_MAX", 3)
     for i in range(5):
         kept_answers.forget()
         kept_answers.checking(str(tmp_path / f"m{i}.py"))
@@ -380,8 +380,8 @@ def test_the_pool_keeps_the_most_recently_learned_answers(tmp_path, store, monke
         memo[i] = (True, ())
         if i == 4:
             memo[1] = (True, ())  # learned again: the most recent now
-        kept_answers.flush()
-    assert list(store.get_answers(kept_answers.POOL)) == [("test-pool", k) for k in (3, 4, 1)]
+        kept_shards.flush()
+    assert list(store.get_answers(kept_state.POOL)) == [("test-pool", k) for k in (3, 4, 1)]
     assert store.get_answers(str(tmp_path / "m4.py")) == {"test-pool": {4: (True, ()), 1: (True, ())}}
 
 
@@ -391,10 +391,10 @@ def test_a_shard_of_another_file_or_damaged_is_as_if_absent(tmp_path, store):
     other = old_file(pkg / "other.py", PASSES)
     Path(_shard(store, other)).write_bytes(Path(_shard(store, passes)).read_bytes())  # names passes.py
     assert store.get_answers(str(other)) is None
-    os.unlink(_shard(store, kept_answers.POOL))
+    os.unlink(_shard(store, kept_state.POOL))
     assert _check(other) == [6]
     assert _taken(pkg / "graph_utils.py") == [False]
-    os.unlink(_shard(store, kept_answers.POOL))
+    os.unlink(_shard(store, kept_state.POOL))
     kept = Path(_shard(store, passes))
     kept.write_bytes(kept.read_bytes()[:-7])
     assert store.get_answers(str(passes)) is None
@@ -409,16 +409,16 @@ def test_a_full_shard_starts_again_from_what_the_check_took_and_learned(tmp_path
     stale = {("stale", i): (True, ()) for i in range(40)}
     answers["imported"].update(stale)
     store.put_answers(str(passes), answers)
-    monkeypatch.setattr(kept_answers, "_MAX", sum(map(len, answers.values())))
+    monkeypatch.setattr(kept_shards, "_MAX", sum(map(len, answers.values())))
     # The edit asks for one answer more (what `first_user` forwards): the shard is full.
     edited = PASSES.replace("import insert_op", "import first_user, insert_op")
     old_file(passes, edited + "\n\ndef first(gm, node):\n    insert_op(gm.graph, first_user(node), (node,))\n")
     assert _check(passes) == [6]
     taken = {
         (name, key)
-        for name, (memo, _) in kept_answers._STATE.memos.items()
+        for name, (memo, _) in kept_state.STATE.memos.items()
         for key, entry in memo.items()
-        if id(entry) in kept_answers._STATE.taken
+        if id(entry) in kept_state.STATE.taken
     }
     now = store.get_answers(str(passes))
     kept = {(name, key) for name, table in now.items() for key in table}
@@ -433,7 +433,7 @@ def test_two_workers_flushing_into_one_shard_keep_both_answers(tmp_path, store, 
     import time
 
     memo: dict = {}
-    monkeypatch.setitem(kept_answers._STATE.memos, "test-workers", (memo, lambda key, entry: entry[:-1]))
+    monkeypatch.setitem(kept_state.STATE.memos, "test-workers", (memo, lambda key, entry: entry[:-1]))
     put = type(store).put_answers
 
     def slow(self, asker, answers):
@@ -446,7 +446,7 @@ def test_two_workers_flushing_into_one_shard_keep_both_answers(tmp_path, store, 
     def work(key) -> None:
         kept_answers.checking(asker)
         memo[key] = (True, ())
-        kept_answers.flush()
+        kept_shards.flush()
 
     context = multiprocessing.get_context("fork")
     workers = [context.Process(target=work, args=(key,)) for key in ("one", "two")]
@@ -462,8 +462,8 @@ def test_a_tree_runs_workers_write_the_shards_of_the_files_each_checked(tmp_path
     import multiprocessing
 
     memo: dict = {}
-    monkeypatch.setitem(kept_answers._STATE.memos, "test-small", (memo, lambda key, entry: entry[:-1]))
-    monkeypatch.setattr(kept_answers._STATE, "small", {"test-small"})
+    monkeypatch.setitem(kept_state.STATE.memos, "test-small", (memo, lambda key, entry: entry[:-1]))
+    monkeypatch.setattr(kept_state.STATE, "small", {"test-small"})
     kept_answers.use(store, only_small=True)
     shared = ("root", "name")
 
@@ -474,7 +474,7 @@ def test_a_tree_runs_workers_write_the_shards_of_the_files_each_checked(tmp_path
             memo.setdefault(shared, (path, ()))  # the first works it out, the next take it
             kept_answers.asked("test-small", path)
             memo[path] = (True, ())
-        kept_answers.flush()
+        kept_shards.flush()
 
     files = [[str(tmp_path / f"{w}_{i}.py") for i in range(3)] for w in "ab"]
     context = multiprocessing.get_context("fork")
@@ -521,12 +521,12 @@ def test_a_new_shard_prunes_now_and_then(tmp_path, store, monkeypatch):
 
 def test_the_pool_keeps_to_its_bytes_too(tmp_path, store, monkeypatch):
     memo: dict = {}
-    monkeypatch.setitem(kept_answers._STATE.memos, "test-pool", (memo, lambda key, entry: entry[:-1]))
-    monkeypatch.setattr(kept_answers, "_POOL_BYTES", 3_000)
+    monkeypatch.setitem(kept_state.STATE.memos, "test-pool", (memo, lambda key, entry: entry[:-1]))
+    monkeypatch.setattr(kept_shards, "_POOL_BYTES", 3_000)
     kept_answers.checking(str(tmp_path / "m.py"))
     memo.update((i, (f"{i:0100d}", ())) for i in range(100))  # ~100 bytes each
-    kept_answers.flush()
-    pool = store.get_answers(kept_answers.POOL)
+    kept_shards.flush()
+    pool = store.get_answers(kept_state.POOL)
     assert 0 < len(pool) < 30 and list(pool)[-1] == ("test-pool", 99)  # the most recent kept
     assert len(store.get_answers(str(tmp_path / "m.py"))["test-pool"]) == 100  # the shard whole
 
@@ -551,7 +551,7 @@ def test_a_flush_names_each_module_once_however_many_trails_hold_it(tmp_path, st
     assert named.count(utils) == 1
 
 
-# -- what a run over many files keeps for the first check of one file (`kept_answers.RUN`) ------
+# -- what a run over many files keeps for the first check of one file (`kept_state.RUN`) ------
 
 
 def _tree_run(path) -> list[int]:
@@ -561,7 +561,7 @@ def _tree_run(path) -> list[int]:
     try:
         result = check_source(PASSES, str(path), settings_for(("QL102",)), ProjectIndex())
         assert not result.errors, result.errors
-        kept_answers.flush()
+        kept_shards.flush()
     finally:
         _new_process()
         kept_answers.use(ProjectIndex.store)
@@ -572,7 +572,7 @@ def test_a_tree_run_keeps_the_helper_search_for_the_first_check_of_one_file(tmp_
     pkg, passes = _project(tmp_path, GRAPH_UTILS)
     assert _tree_run(passes) == [6]
     assert store.get_answers(str(passes)) is None  # nothing in the file's own shard
-    assert os.path.realpath(pkg / "graph_utils.py") in store.get_answers(kept_answers.RUN)["imported"]
+    assert os.path.realpath(pkg / "graph_utils.py") in store.get_answers(kept_state.RUN)["imported"]
     assert _run(passes) == [6]
     assert _taken(pkg / "graph_utils.py") == [True]
 

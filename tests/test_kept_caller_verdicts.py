@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from qlint.analysis.flow import caller_modules, kept_caller_verdicts
-from qlint.analysis.graphs import kept_answers
+from qlint.analysis.graphs import kept_shards
 from qlint.analysis.names.project import ProjectIndex
 from qlint.engine import check_source
 from tests.conftest import kept_store, old_file, settings_for
@@ -167,7 +167,7 @@ def test_a_body_read_through_a_flow_analysed_for_another_check_is_kept_in_the_sh
     result = check_source(NESTED, path, settings_for(("QL201",)), project)
     assert [d.code for d in result.diagnostics] == []
     caller_modules.checked_once(path)
-    kept_answers.flush()
+    kept_shards.flush()
     # `_switch` no longer evals: every caller now hands over a train-mode model.
     edited = edit(NESTED, "    model.eval()\n    return model\n", "    model.cpu()\n    return model\n")
     found, _ = check_anew(RULES, path, edited)

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from qlint.analysis.graphs import kept_answers, packet_imports, packet_kinds, packet_modules
+from qlint.analysis.graphs import kept_answers, kept_shards, kept_state, packet_imports, packet_kinds, packet_modules
 from qlint.analysis.names import content_keys
 from qlint.analysis.names.project import ProjectIndex
 from tests.conftest import kept_store, old_file, old_package
@@ -48,7 +48,7 @@ def _gate(use) -> bool:
     when `check_source` asks it)."""
     kept_answers.checking(str(use))
     found = packet_imports.may_hold_packet(USE, str(use), ProjectIndex())
-    kept_answers.flush()
+    kept_shards.flush()
     return found
 
 
@@ -65,7 +65,7 @@ def _without_store(use) -> bool:
 def _taken(ops_table) -> list[bool]:
     """Whether the kind of `OPS` came from the store (True) or was read here (False)."""
     key = (os.path.realpath(ops_table), "OPS")
-    return [id(v) in kept_answers._STATE.taken for k, v in packet_kinds._KINDS.items() if k == key]
+    return [id(v) in kept_state.STATE.taken for k, v in packet_kinds._KINDS.items() if k == key]
 
 
 def test_a_new_process_takes_the_kind_an_earlier_run_kept(tmp_path, store):
@@ -128,7 +128,7 @@ def test_a_module_that_now_shadows_the_one_found_is_read(tmp_path, store):
 
     def gate() -> bool:
         found = packet_imports.may_hold_packet(text, str(use), ProjectIndex())
-        kept_answers.flush()
+        kept_shards.flush()
         return found
 
     assert gate() is False
@@ -151,7 +151,7 @@ def test_a_module_found_nowhere_then_made_is_read(tmp_path, store):
     use = old_file(pkg / "use.py", USE.replace("pkg.ops_table", "pkg.reexport"))
     text = use.read_text()
     assert packet_imports.may_hold_packet(text, str(use), ProjectIndex()) is False
-    kept_answers.flush()
+    kept_shards.flush()
     old_file(pkg / "ops_table.py", PACKET)
     _new_process()
     assert packet_imports.may_hold_packet(text, str(use), ProjectIndex()) is True
@@ -196,7 +196,7 @@ def test_the_in_process_memo_checks_lookups_too(tmp_path):
         _new_process()
 
 
-# -- what a run over many files keeps for the first check of one file (`kept_answers.RUN`) ------
+# -- what a run over many files keeps for the first check of one file (`kept_state.RUN`) ------
 
 
 def _tree_gate(use) -> bool:
@@ -206,7 +206,7 @@ def _tree_gate(use) -> bool:
     try:
         kept_answers.checking(str(use))
         found = packet_imports.may_hold_packet(USE, str(use), ProjectIndex())
-        kept_answers.flush()
+        kept_shards.flush()
     finally:
         _new_process()
         kept_answers.use(ProjectIndex.store)
@@ -218,7 +218,7 @@ def test_a_tree_run_keeps_the_kinds_for_the_first_check_of_one_file(tmp_path, st
     assert _tree_gate(use) is False
     table = os.path.realpath(pkg / "ops_table.py")
     assert store.get_answers(str(use)) is None  # the file's own shard: nothing of the kinds
-    assert set(store.get_answers(kept_answers.RUN)["kinds"]) == {table}  # one group, the module's
+    assert set(store.get_answers(kept_state.RUN)["kinds"]) == {table}  # one group, the module's
     assert _gate(use) is False
     assert _taken(pkg / "ops_table.py") == [True]
     # Taken, it is written in the file's shard too: the next check reads that alone.
@@ -250,31 +250,31 @@ def test_a_check_of_one_file_decodes_only_the_groups_it_asks(tmp_path, store, mo
     kept_answers.use(ProjectIndex.store, only_small=True)
     kept_answers.checking(str(other))
     assert packet_imports.may_hold_packet(other.read_text(), str(other), ProjectIndex()) is False
-    kept_answers.flush()  # a second worker of the run: merged into the same shard
+    kept_shards.flush()  # a second worker of the run: merged into the same shard
     _new_process()
     kept_answers.use(store)
-    groups = store.get_answers(kept_answers.RUN)["kinds"]
+    groups = store.get_answers(kept_state.RUN)["kinds"]
     assert set(groups) == {os.path.realpath(pkg / "ops_table.py"), os.path.realpath(pkg / "more.py")}
     assert _gate(use) is False
-    assert list(kept_answers._STATE.run_groups) == [("kinds", os.path.realpath(pkg / "ops_table.py"))]
+    assert list(kept_state.STATE.run_groups) == [("kinds", os.path.realpath(pkg / "ops_table.py"))]
 
 
 def test_a_damaged_group_of_the_run_shard_is_as_if_absent(tmp_path, store):
     pkg, use = _package(tmp_path, NOT_A_PACKET)
     assert _tree_gate(use) is False
     table = os.path.realpath(pkg / "ops_table.py")
-    store.put_answers(kept_answers.RUN, {"kinds": {table: b"\x00not marshal"}})
+    store.put_answers(kept_state.RUN, {"kinds": {table: b"\x00not marshal"}})
     assert _gate(use) is False
     assert _taken(pkg / "ops_table.py") == [False]
 
 
 def test_the_run_shard_starts_again_past_its_bytes(tmp_path, store, monkeypatch):
     pkg, use = _package(tmp_path, NOT_A_PACKET)
-    store.put_answers(kept_answers.RUN, {"kinds": {"/gone.py": b"x" * 64}})
-    monkeypatch.setattr(kept_answers, "_RUN_BYTES", 48)
+    store.put_answers(kept_state.RUN, {"kinds": {"/gone.py": b"x" * 64}})
+    monkeypatch.setattr(kept_shards, "_RUN_BYTES", 48)
     assert _tree_gate(use) is False
-    assert set(store.get_answers(kept_answers.RUN)["kinds"]) == {os.path.realpath(pkg / "ops_table.py")}
-    monkeypatch.setattr(kept_answers, "_RUN_BYTES", 1 << 20)
-    store.put_answers(kept_answers.RUN, {"kinds": {"/gone.py": b"x" * 64}})
+    assert set(store.get_answers(kept_state.RUN)["kinds"]) == {os.path.realpath(pkg / "ops_table.py")}
+    monkeypatch.setattr(kept_shards, "_RUN_BYTES", 1 << 20)
+    store.put_answers(kept_state.RUN, {"kinds": {"/gone.py": b"x" * 64}})
     assert _tree_gate(use) is False
-    assert len(store.get_answers(kept_answers.RUN)["kinds"]) == 2  # merged
+    assert len(store.get_answers(kept_state.RUN)["kinds"]) == 2  # merged

@@ -13,7 +13,14 @@ import textwrap
 import pytest
 
 from qlint.analysis import scan_memo
-from qlint.analysis.graphs import forwarding_memos, kept_answers, kept_module_facts, project_scan
+from qlint.analysis.graphs import (
+    forwarding_memos,
+    kept_answers,
+    kept_module_facts,
+    kept_shards,
+    kept_state,
+    project_scan,
+)
 from qlint.analysis.names import content_keys
 from qlint.analysis.names.project import ProjectIndex
 from qlint.engine import check_source
@@ -97,7 +104,7 @@ def _run(pkg, checked: str = "matcher", select: str = "QL101") -> list[tuple[str
     path = pkg / f"{checked}.py"
     result = check_source(path.read_text(), str(path), settings_for((select,)), ProjectIndex())
     assert not result.errors, result.errors
-    kept_answers.flush()
+    kept_shards.flush()
     return [(d.code, d.range.start.row) for d in result.diagnostics]
 
 
@@ -111,7 +118,7 @@ def _without_store(pkg, checked: str = "matcher", select: str = "QL101") -> list
 
 
 def _kept_names() -> set[str]:
-    saved = kept_answers.saved("module_facts", ("", "")) is None and kept_answers._STATE.saved
+    saved = kept_answers.saved("module_facts", ("", "")) is None and kept_state.STATE.saved
     return {name for name, _ in (saved or {}).get("module_facts", {})}
 
 
@@ -212,7 +219,7 @@ def test_a_fact_read_from_an_editor_buffer_is_not_kept(tmp_path, store):
     project = ProjectIndex(overlay={str(pkg / "ops.py"): ATEN + "# unsaved\n"})
     result = check_source(path.read_text(), str(path), settings_for(("QL101",)), project)
     assert [(d.code, d.range.start.row) for d in result.diagnostics] == []
-    kept_answers.flush()
+    kept_shards.flush()
     _new_process()
     assert "packets-into-packet-graphs-2" not in _kept_names()
 
@@ -307,7 +314,7 @@ def _messages(pkg, use_store: bool = True) -> list[str]:
         _new_process()
         path = pkg / "inserter.py"
         result = check_source(path.read_text(), str(path), settings_for(("QL102",)), ProjectIndex())
-        kept_answers.flush()
+        kept_shards.flush()
         return [d.message for d in result.diagnostics]
     finally:
         if not use_store:

@@ -16,7 +16,7 @@ import pytest
 
 from qlint.analysis import project_files, scan_memo
 from qlint.analysis.flow import project_search
-from qlint.analysis.graphs import kept_answers
+from qlint.analysis.graphs import kept_answers, kept_shards
 from qlint.analysis.names import content_keys
 from qlint.analysis.names.project import ProjectIndex
 from qlint.summary_cache import SummaryStore
@@ -170,7 +170,7 @@ def _named_elsewhere(root, kept) -> bool:
     kept_answers.checking(path)
     try:
         found = project_search.named_elsewhere(ctx, "helper", path)
-        kept_answers.flush()
+        kept_shards.flush()
         scan_memo.flush()
     finally:
         kept_answers.use(None)

@@ -304,16 +304,16 @@ WRAPPER = textwrap.dedent(
 def test_the_wrapper_search_walks_an_unchanged_function_once(tmp_path, monkeypatch):
     """The module's own wrappers are found by walking the calls of each function on the rows
     of its needles: kept on the function, under those rows, for the checks after a keystroke."""
-    from qlint.analysis.graphs import forwarding
+    from qlint.analysis.graphs import own_calls
 
     walked: list[str] = []
-    real = forwarding.own_nodes
+    real = own_calls.own_nodes
 
     def spy(owner, *args, **kwargs):
         walked.append(getattr(owner, "name", "<module>"))
         return real(owner, *args, **kwargs)
 
-    monkeypatch.setattr(forwarding, "own_nodes", spy)
+    monkeypatch.setattr(own_calls, "own_nodes", spy)
     path = str(package(tmp_path) / "checked.py")
     project = ProjectIndex()
     first = findings(project, path, WRAPPER, ("QL102",))

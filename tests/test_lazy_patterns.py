@@ -49,6 +49,8 @@ _COMPILED_AT_IMPORT = {
     "qlint.parse_failure",
     "qlint.analysis.graphs.sink_index",
     "qlint.analysis.graphs.wrapper_candidates",
+    "qlint.analysis.graphs.module_text",
+    "qlint.analysis.graphs.masked_text",
 }
 
 _IMPORT_ALL = """

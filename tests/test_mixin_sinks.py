@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from qlint.analysis.graphs import wrapper_index
 from qlint.analysis.graphs.mixin_sinks import calls_sink_on_self
-from qlint.analysis.graphs.wrapper_candidates import ModuleText
+from qlint.analysis.graphs.module_text import ModuleText
 from tests.conftest import write_package
 from tests.test_ql101_untriggered_and_mixins import CHECKS, FINDERS, MIXINS
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from qlint.analysis.graphs import kept_answers, named_texts
+from qlint.analysis.graphs import kept_answers, kept_shards, kept_state, named_texts
 from qlint.analysis.names import content_keys
 from qlint.analysis.names.project import ProjectIndex
 from qlint.engine import check_source
@@ -85,7 +85,7 @@ def test_the_name_moved_to_another_module_is_found_there(tmp_path, scan_reads):
 def test_a_new_process_takes_the_module_an_earlier_run_found(tmp_path, store, scan_reads):
     utils = _repo(tmp_path)
     assert rows_of(check_file(utils, SELECT).diagnostics) == [CONVERT_ROW]
-    kept_answers.flush()
+    kept_shards.flush()
     _new_process()
     scan_reads.clear()
     assert rows_of(check_file(utils, SELECT).diagnostics) == [CONVERT_ROW]
@@ -95,7 +95,7 @@ def test_a_new_process_takes_the_module_an_earlier_run_found(tmp_path, store, sc
 def test_a_new_process_searches_again_once_that_module_changed(tmp_path, store, scan_reads):
     utils = _repo(tmp_path)
     assert rows_of(check_file(utils, SELECT).diagnostics) == [CONVERT_ROW]
-    kept_answers.flush()
+    kept_shards.flush()
     _new_process()
     _rewrite(tmp_path / "tests" / "test_quant.py", NO_CALLER)
     assert rows_of(check_file(utils, SELECT).diagnostics) == []
@@ -188,7 +188,7 @@ def test_the_first_edited_check_searches_again_once_the_module_a_tree_run_found_
 def test_a_whole_tree_run_writes_only_the_small_tables_and_reads_none(tmp_path, monkeypatch):
     """What a tree run asks by the thousand (what an imported name is bound to: `kinds`; the
     helper search's answers) a check of one file would load whole: it is not written in the
-    shards of the files checked, only in the run's own (`kept_answers.RUN`), decoded a module
+    shards of the files checked, only in the run's own (`kept_state.RUN`), decoded a module
     at a time; and nothing kept is read while checking."""
     from qlint.summary_cache import SummaryStore
 
@@ -196,9 +196,9 @@ def test_a_whole_tree_run_writes_only_the_small_tables_and_reads_none(tmp_path, 
     cache = tmp_path / "cache"
     asked = []
     flushing = []
-    get_answers, flush = SummaryStore.get_answers, kept_answers.flush
+    get_answers, flush = SummaryStore.get_answers, kept_shards.flush
     monkeypatch.setattr(SummaryStore, "get_answers", lambda self, asker: asked.append((asker, bool(flushing))) or None)
-    monkeypatch.setattr(kept_answers, "flush", lambda: flushing.append(True) or flush())
+    monkeypatch.setattr(kept_shards, "flush", lambda: flushing.append(True) or flush())
     try:
         assert _tree_run(tmp_path / "repo", cache) == [CONVERT_ROW]
         monkeypatch.setattr(SummaryStore, "get_answers", get_answers)
@@ -209,7 +209,7 @@ def test_a_whole_tree_run_writes_only_the_small_tables_and_reads_none(tmp_path, 
         # for the shard of the one file whose check asked who spells the name (and for the
         # run's shard, when it has answers to merge into it).
         assert all(flushed for _, flushed in asked)
-        assert [asker for asker, _ in asked if asker != kept_answers.RUN] == [str(utils)]
+        assert [asker for asker, _ in asked if asker != kept_state.RUN] == [str(utils)]
         assert _edited_check(utils, cache) == [CONVERT_ROW]
     finally:
         _new_process()
@@ -222,7 +222,7 @@ def test_a_worker_of_a_tree_run_writes_what_it_found_as_it_exits(tmp_path, store
     kept_answers.use(store, only_small=True)
 
     def work() -> None:  # as `worker_process.init_worker` does, then a check
-        kept_answers.flush_at_worker_exit()
+        kept_shards.flush_at_worker_exit()
         check_file(utils, SELECT)
 
     worker = multiprocessing.get_context("fork").Process(target=work)

@@ -16,7 +16,7 @@ import os
 
 import pytest
 
-from qlint.analysis.graphs import kept_answers, packet_imports, packet_kinds, packet_modules
+from qlint.analysis.graphs import kept_answers, kept_shards, packet_imports, packet_kinds, packet_modules
 from qlint.analysis.names import content_keys
 from qlint.analysis.names.project import ProjectIndex
 from tests.conftest import kept_store, old_file, old_package
@@ -142,7 +142,7 @@ def _gate(pkg) -> bool:
     use = pkg / "use.py"
     kept_answers.checking(str(use))
     found = packet_imports.may_hold_packet(USE, str(use), ProjectIndex())
-    kept_answers.flush()
+    kept_shards.flush()
     return found
 
 

@@ -49,7 +49,7 @@ def test_quantize(q, x):
 
 
 def _rows(tmp_path, monkeypatch, extra: str = "", limit: int = 2, **uses: str) -> list[int]:
-    monkeypatch.setattr(project_search, "_MAX_CANDIDATES", limit)
+    monkeypatch.setattr(project_search, "MAX_CANDIDATES", limit)
     modules = {"stage": STAGE.format(extra=extra), **OTHERS, **uses}
     root = package_repository(tmp_path / "repo", **modules)
     return rows_of(check_file(root / "pkg" / "stage.py", ("QL201",)).diagnostics)

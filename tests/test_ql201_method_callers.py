@@ -218,7 +218,7 @@ def test_a_one_file_check_takes_the_subclass_an_earlier_run_found_while_its_modu
 
     from qlint.analysis import scan_memo
     from qlint.analysis.flow import project_search, subclassed_methods
-    from qlint.analysis.graphs import kept_answers
+    from qlint.analysis.graphs import kept_answers, kept_shards
     from qlint.analysis.names import content_keys
     from qlint.summary_cache import SummaryStore
 
@@ -246,7 +246,7 @@ def test_a_one_file_check_takes_the_subclass_an_earlier_run_found_while_its_modu
     def run(text):
         result = check_source(text, str(path), settings_for(("QL201",)), ProjectIndex())
         assert not result.errors, result.errors
-        kept_answers.flush()
+        kept_shards.flush()
         return result
 
     kept_answers.use(store)

@@ -161,9 +161,9 @@ def _fact() -> ForwardingFact:
     from qlint.analysis.graphs.sinks import DEFAULT_SINKS, direct_sink_args, parse_sinks
 
     sinks = parse_sinks(DEFAULT_SINKS)
-    from qlint.analysis.graphs.forwarding import _calls
+    from qlint.analysis.graphs.own_calls import own_calls
 
-    return ForwardingFact("test", lambda call, _r: direct_sink_args(call, sinks), ("expected_node",), _calls)
+    return ForwardingFact("test", lambda call, _r: direct_sink_args(call, sinks), ("expected_node",), own_calls)
 
 
 def test_the_fact_round_trips_through_the_disk_store_and_a_cut_file_is_a_miss(tmp_path):

@@ -11,7 +11,8 @@ import pytest
 
 from qlint.analysis import forked_call
 from qlint.analysis.graphs import index_roots, wrapper_index, wrapper_reads
-from qlint.analysis.graphs.wrapper_candidates import ModuleText, candidates
+from qlint.analysis.graphs.module_text import ModuleText
+from qlint.analysis.graphs.wrapper_candidates import candidates
 from qlint.analysis.names.project import ProjectIndex
 from qlint.engine import check_source
 from qlint.runner import run_check

@@ -150,8 +150,9 @@ def test_the_index_made_from_two_processes_reads_is_the_index_of_one(tmp_path, m
 
 
 def test_a_module_text_revived_from_its_state_answers_as_the_one_read():
+    from qlint.analysis.graphs.module_text import ModuleText
     from qlint.analysis.graphs.sink_index import sink_module_text
-    from qlint.analysis.graphs.wrapper_candidates import ModuleText, candidates
+    from qlint.analysis.graphs.wrapper_candidates import candidates
 
     read = [ModuleText(GRAPH_UTILS, "pkg/graph_utils.py"), sink_module_text(CHECKS, "pkg/checks.py")]
     revived = [ModuleText.revived(m.state()) for m in read]

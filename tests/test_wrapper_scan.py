@@ -1,4 +1,4 @@
-"""The text readers the wrapper index is made with (`wrapper_candidates`, `wrapper_reads`),
+"""The text readers the wrapper index is made with (`module_text`, `masked_text`, `wrapper_reads`),
 each against what it stands for: the patterns they replaced for speed must find the very same
 headers, literals, renames and import words, on each form a wrapper can be written in, and
 miss none of them."""
@@ -9,9 +9,10 @@ import re
 
 import pytest
 
-from qlint.analysis.graphs import wrapper_reads
+from qlint.analysis.graphs import masked_text, wrapper_reads
 from qlint.analysis.graphs.import_words import import_words
-from qlint.analysis.graphs.wrapper_candidates import ModuleText, _headers, _masked, _top_level, candidates
+from qlint.analysis.graphs.module_text import ModuleText, _headers
+from qlint.analysis.graphs.wrapper_candidates import candidates
 
 # What `_headers` stands for: a row led by `def`/`class`, maybe indented or after `async`.
 _ANCHORED = re.compile(r"^([ \t]*)(?:async[ \t]+)?(def|class)[ \t]+(\w+)", re.M)
@@ -50,12 +51,18 @@ def test_headers_are_the_rows_the_anchored_pattern_finds(text):
     ],
 )
 def test_strings_and_comments_are_blanked_as_the_tokenizer_ends_them(text, masked):
-    assert _masked(text) == masked
+    assert masked_text.masked(text) == masked
 
 
 def test_pieces_split_at_top_level_commas_only():
-    assert _top_level("a, f(b, c), [d, e], {g: h, i: j}, (k)") == ["a", " f(b, c)", " [d, e]", " {g: h, i: j}", " (k)"]
-    assert _top_level("a, b=c") == ["a", " b=c"]
+    assert masked_text.top_level("a, f(b, c), [d, e], {g: h, i: j}, (k)") == [
+        "a",
+        " f(b, c)",
+        " [d, e]",
+        " {g: h, i: j}",
+        " (k)",
+    ]
+    assert masked_text.top_level("a, b=c") == ["a", " b=c"]
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,7 @@ import os
 from qlint.analysis.context import FileContext
 from qlint.analysis.flow.foreign_references import cannot_bind, defines, imported_here, own_function
 from qlint.analysis.flow.project_search import (
-    _OWN,
+    OWN,
 )
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.import_paths import module_bases
@@ -91,7 +91,7 @@ def _uses(other: FileContext, target: str, func: ast.AST, helper_path: str, refe
             if isinstance(body.node, ast.ClassDef):
                 return None  # called in a class body: no flow is analysed there
             out.append((body, refs))
-    other.cache[(_OWN, word)] = own and not out
+    other.cache[(OWN, word)] = own and not out
     return out
 
 

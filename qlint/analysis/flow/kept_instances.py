@@ -1,7 +1,7 @@
 """The modules that can call a method, found through its class's instances rather than its name.
 
 A method's callers are searched in every module spelling its name (`project_callers`); past
-`_MAX_CANDIDATES` such modules the answer is "unknown" (ExecuTorch: 655 modules spell `run`,
+`MAX_CANDIDATES` such modules the answer is "unknown" (ExecuTorch: 655 modules spell `run`,
 so the harness's `Quantize.run` had no callers it could read, issue 14 item 2). A method runs
 on an instance, and an instance is only where it was built, or where it was handed. When every
 load of the class's name in the project is a construction that is called on at once
@@ -26,9 +26,10 @@ import ast
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.flow.confined_instances import bound_to_receiver, builds, family_of, self_stays
-from qlint.analysis.flow.project_search import _MAX_BYTES, _MAX_CANDIDATES, _candidates, _holding, _references
+from qlint.analysis.flow.project_search import MAX_CANDIDATES, candidate_modules, modules_holding, references_loading
 from qlint.analysis.graphs import file_keys
 from qlint.analysis.names.functions import bodies
+from qlint.analysis.names.project_words import MAX_BYTES
 from qlint.analysis.names.scope import ClassScope, parameter_args
 from qlint.analysis.project_files import unrecorded_keys
 
@@ -37,7 +38,7 @@ _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 def holders(ctx: FileContext, root: str, owner: ClassScope, module) -> list[tuple[str, bytes, tuple]] | None:
     """The project's other modules that may hold an instance of the top-level class `owner`
-    of `ctx` (those naming it), as `project_search._candidates` lists them, when no instance
+    of `ctx` (those naming it), as `project_search.candidate_modules` lists them, when no instance
     leaves the function that built it; None otherwise. `module(path, data)`: the parsed
     module (`project_callers._module`), as a caller module is."""
     key = ("kept_instances", id(owner.node))
@@ -57,7 +58,7 @@ def _holders(ctx: FileContext, root: str, owner: ClassScope, module) -> list[tup
         return None  # a base not read, or a method that hands its instance on
     if not _kept_in(ctx, name, ctx.lines_containing(name), own=node):
         return None
-    found = _candidates(ctx, root, name)
+    found = candidate_modules(ctx, root, name)
     if found is None:
         return None
     out = []
@@ -65,7 +66,7 @@ def _holders(ctx: FileContext, root: str, owner: ClassScope, module) -> list[tup
     if not _unlisted_strings_kept(ctx, root, name, {path for path, _, _ in found}, quoted, module):
         return None
     for path, data, key in found:
-        refs = _references(ctx, path, key, name)
+        refs = references_loading(ctx, path, key, name)
         if refs is not None and refs.aliases.get(name):
             return None  # imported under another name: its loads are not spelled so
         named = any(q in data for q in quoted)  # `getattr(stages, "Quantize")`, `__all__`
@@ -88,10 +89,10 @@ def _unlisted_strings_kept(ctx: FileContext, root: str, name: str, listed: set[s
     found, in this run or an earlier one, never to load it, `scan_memo`) name it in no string
     but `__all__`'s: `getattr(stages, "Quantize")` loads no name, yet hands the class out."""
     keys = unrecorded_keys(ctx, root)
-    for path in _holding(ctx, root, name, _MAX_CANDIDATES + 1):
+    for path in modules_holding(ctx, root, name, MAX_CANDIDATES + 1):
         if path in listed or path not in keys:
             continue
-        data = file_keys.content_bytes(ctx.project, path, keys[path], _MAX_BYTES)
+        data = file_keys.content_bytes(ctx.project, path, keys[path], MAX_BYTES)
         if data is None or not any(q in data for q in quoted):
             continue
         other = module(path, data)

@@ -49,12 +49,12 @@ from qlint.analysis.flow.kept_caller_verdicts import Verdicts
 from qlint.analysis.flow.method_references import method_uses, owner_class
 from qlint.analysis.flow.model_values import ModeFact
 from qlint.analysis.flow.project_search import (
-    _OWN,
-    _candidates,
-    _references,
-    _renames,
+    OWN,
+    candidate_modules,
+    import_renames,
     named_in_text,
     paths_naming,
+    references_loading,
     search_root,
     searchable,
 )
@@ -142,7 +142,7 @@ def each_project_call(
     seen: set[tuple] = set()
     for word in words:
         found_now: set[tuple] = set()
-        candidates = _candidates(ctx, root, word) if root is not None else None
+        candidates = candidate_modules(ctx, root, word) if root is not None else None
         if candidates is None and method == _METHOD and root is not None:
             # Too many modules spell the method's name: when its class's instances stay in the
             # functions that build them, the modules naming the class are the ones to read.
@@ -166,7 +166,7 @@ def each_project_call(
             apart = method == _METHOD and _subclasses(path, key, data, owner_name)
             with first.recording(path, key) if first is not None else contextlib.nullcontext():
                 try:
-                    refs = _references(ctx, path, key, word, keep_tree=True)
+                    refs = references_loading(ctx, path, key, word, keep_tree=True)
                     if refs is not None and not method and _imported_elsewhere(ctx, path, refs, func, target, word):
                         calls = ()  # no use of it there can be the helper: the module is not parsed
                     elif refs is not None:
@@ -176,7 +176,7 @@ def each_project_call(
                     else:
                         calls = ()
                     if calls == [] and _own_only(ctx, path, data, word):
-                        scan_memo.note_miss(path, _OWN + word, key)
+                        scan_memo.note_miss(path, OWN + word, key)
                 finally:
                     # Not taken when the module was built before or names no caller: a module's whole
                     # tree would otherwise stay with the worker until the next caller search.
@@ -206,7 +206,7 @@ def each_project_call(
 def _more_words(ctx: FileContext, path: str, word: str, words: list[str], method: str) -> bool:
     """Add to `words` the names the module at `path` re-exports the helper under; False when
     that makes too many to search."""
-    for renamed in _renames(ctx, path, word) if not method else ():
+    for renamed in import_renames(ctx, path, word) if not method else ():
         if renamed not in words:
             if len(words) > _MAX_WORDS:
                 return False
@@ -256,7 +256,7 @@ def used_elsewhere(ctx: FileContext, func: ast.AST) -> bool:
     if method and root is not None and _subclassed_elsewhere(ctx, root, target, words[0], owner_name):
         return True  # a module that subclasses its class and names the method: used there
     for word in words:
-        candidates = _candidates(ctx, root, word) if root is not None else None
+        candidates = candidate_modules(ctx, root, word) if root is not None else None
         if candidates is None and method == _METHOD and root is not None:
             candidates = _instance_holders(ctx, root, func)  # as `each_project_call` reads them
         if candidates is None:
@@ -267,7 +267,7 @@ def used_elsewhere(ctx: FileContext, func: ast.AST) -> bool:
         # test_vulkan_delegate.py, later in the listing, has).
         for path, data, key in sorted(candidates, key=lambda c: len(c[1])):
             try:
-                refs = _references(ctx, path, key, word, keep_tree=True)
+                refs = references_loading(ctx, path, key, word, keep_tree=True)
                 if refs is not None and not method and _imported_elsewhere(ctx, path, refs, func, target, word):
                     refs = None  # every use of the name there is another function: not parsed
                 module = _module(ctx, path, data) if refs is not None else None
@@ -278,7 +278,7 @@ def used_elsewhere(ctx: FileContext, func: ast.AST) -> bool:
                 if uses is None or uses:
                     return True
                 if refs is not None and _own_only(ctx, path, data, word):
-                    scan_memo.note_miss(path, _OWN + word, key)
+                    scan_memo.note_miss(path, OWN + word, key)
             finally:
                 ctx.project.drop_kept_tree()
             if not _more_words(ctx, path, word, words, method):
@@ -372,7 +372,7 @@ def instances_kept(ctx: FileContext, func: ast.AST) -> bool:
 def _own_only(ctx: FileContext, path: str, data: bytes, name: str) -> bool:
     """`_uses` found every load of `name` in the module to be its own (content alone decided)."""
     module = _module(ctx, path, data)
-    return module is not None and module[0].cache.get((_OWN, name), False)
+    return module is not None and module[0].cache.get((OWN, name), False)
 
 
 def _body_flow(flow, analysed: dict, body, refs: dict) -> FunctionFlow | None:

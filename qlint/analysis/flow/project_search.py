@@ -26,7 +26,7 @@ from qlint.analysis.recent_entries import RecentEntries
 from qlint.analysis.skipped_dirs import walked
 
 _MAX_BYTES = project_words.MAX_BYTES
-_MAX_CANDIDATES = 80  # modules naming the helper; past this the answer is "unknown"
+MAX_CANDIDATES = 80  # modules naming the helper; past this the answer is "unknown"
 
 
 # `scan_memo`'s questions, each followed by a name: a module whose text does not hold the name
@@ -34,14 +34,14 @@ _MAX_CANDIDATES = 80  # modules naming the helper; past this the answer is "unkn
 # its name each time cost ~100 ms on ExecuTorch; a changed module has another key, so it is
 # read again), or whose text holds it but whose code never loads it (a docstring, a comment:
 # its summary says so, and its tree is not built; it still counts as a candidate for
-# `_MAX_CANDIDATES`, as its text does).
+# `MAX_CANDIDATES`, as its text does).
 _LACKS = "text-lacks:"
-_UNUSED = "never-loads:"
+UNUSED = "never-loads:"
 # A module whose every load of the name is, by its content alone, something of its own (a
 # local, a function it defines: `foreign_references`), for any helper of that name: the 19
 # ExecuTorch Arm scripts that each define and call their own `quantize_model` are read once,
 # not once per script checked.
-_OWN = "own-name:"
+OWN = "own-name:"
 
 
 def searchable(ctx: FileContext) -> bool:
@@ -64,7 +64,7 @@ def named_in_text(ctx: FileContext, word: str) -> bool:
         if ctx.project.wants_dependencies:
             ctx.project.record_read(ctx.path, kept[0], ctx.project.digest(*kept))
         return True
-    holders = _holding(ctx, root, word, 1)
+    holders = modules_holding(ctx, root, word, 1)
     if holders:  # it decides alone, while it holds the word (the answer asked, not which)
         if ctx.project.wants_dependencies:
             keys = unrecorded_keys(ctx, root)
@@ -78,7 +78,7 @@ def _kept_holder(ctx: FileContext, root: str, word: str) -> tuple[str, tuple] | 
     """(path, content key) of a module other than the one checked that an earlier run found
     to hold `word` (`scan_memo`), while it keeps the stat it was found at: the answer it
     decides needs no listing of the project. The search stat'ed every module to vouch for the
-    saved answers first (`_holding`): ~20 ms of each one-file check of ExecuTorch's qualcomm
+    saved answers first (`modules_holding`): ~20 ms of each one-file check of ExecuTorch's qualcomm
     test_qnn_delegate.py, whose module name its test scripts spell."""
     if not scan_memo.keeps(root := os.path.abspath(root)):
         consult(ctx.project, root)
@@ -125,10 +125,10 @@ def paths_naming(ctx: FileContext, name: str) -> list[str] | None:
     """The project's modules, other than the one checked, whose text holds `name` (None when
     the project is not known or too many do)."""
     root = search_root(ctx.path)
-    found = _candidates(ctx, root, name) if root is not None else None
+    found = candidate_modules(ctx, root, name) if root is not None else None
     if found is None:
         return None
-    return [path for path, _, key in found if _references(ctx, path, key, name) is not None]
+    return [path for path, _, key in found if references_loading(ctx, path, key, name) is not None]
 
 
 def search_root(path: str) -> str | None:
@@ -156,9 +156,9 @@ def named_elsewhere(ctx: FileContext, name: str, besides: str) -> bool | None:
     kept_answers.asked("named", (root, name))
     if _still_named(ctx, root, name, besides):
         return True
-    found = _candidates(ctx, root, name, record=False)
+    found = candidate_modules(ctx, root, name, record=False)
     for path, _, key in found or ():
-        if os.path.abspath(path) != besides and _references(ctx, path, key, name) is not None:
+        if os.path.abspath(path) != besides and references_loading(ctx, path, key, name) is not None:
             _NAMED[root, name] = (True, ((path, key),))
             # What `kept_answers` writes beside the stat, and the check's one dependency for the
             # answer: that module names it whatever the others hold.
@@ -199,7 +199,7 @@ def _still_named(ctx: FileContext, root: str, name: str, besides: str) -> bool:
     if path in (besides, os.path.abspath(ctx.path)):
         return False
     # As the search would find it: a candidate (not found since to load only its own name).
-    if scan_memo.known_miss(path, _OWN + name, key) or scan_memo.known_miss(path, _UNUSED + name, key):
+    if scan_memo.known_miss(path, OWN + name, key) or scan_memo.known_miss(path, UNUSED + name, key):
         return False
     if project.wants_dependencies:
         project.record_read(ctx.path, path, project.digest(path, key))
@@ -214,7 +214,9 @@ def _record_search(ctx: FileContext, root: str, name: str) -> None:
     project_keys(ctx, root)
 
 
-def _candidates(ctx: FileContext, root: str, name: str, record: bool = True) -> list[tuple[str, bytes, tuple]] | None:
+def candidate_modules(
+    ctx: FileContext, root: str, name: str, record: bool = True
+) -> list[tuple[str, bytes, tuple]] | None:
     """`_scan`, once per check and name (a check asks for a helper's callers again: QL201's
     verdict, then the walk of its branches), with the text of each module found. Unless
     `record` is False (the caller records what decided its answer), every module of the
@@ -265,47 +267,41 @@ def _same_besides(before: dict, now: dict, own: str) -> bool:
 
 def _scan(ctx: FileContext, root: str, name: str) -> list[tuple[str, tuple]] | None:
     """Modules whose text spells the name as an identifier (`references.spells`) and whose
-    code was not found not to load it (their path and content key; `_references` tells
+    code was not found not to load it (their path and content key; `references_loading` tells
     whether the code loads it), from the words of each module (`project_words`: read once per
-    content). None past `_MAX_CANDIDATES` modules whose text holds it (spelled or inside
+    content). None past `MAX_CANDIDATES` modules whose text holds it (spelled or inside
     longer names), decided from the texts alone before any is parsed."""
     hits = []
     keys = unrecorded_keys(ctx, root)
     # One holder past the limit decides: the modules after it are not asked.
-    for counted, path in enumerate(_holding(ctx, root, name, _MAX_CANDIDATES + 1), 1):
+    for counted, path in enumerate(modules_holding(ctx, root, name, MAX_CANDIDATES + 1), 1):
         key = keys[path]
-        if not scan_memo.known_miss(path, _UNUSED + name, key) and not scan_memo.known_miss(path, _OWN + name, key):
+        if not scan_memo.known_miss(path, UNUSED + name, key) and not scan_memo.known_miss(path, OWN + name, key):
             if project_words.spells(ctx.project.overlay, path, key, name):
                 hits.append((path, key))
             else:
                 # Only inside longer identifiers: its code cannot load the name, and it is not
                 # parsed; it still counts as a candidate, as every module holding the text does.
-                scan_memo.note_miss(path, _UNUSED + name, key)
-        if counted > _MAX_CANDIDATES:
+                scan_memo.note_miss(path, UNUSED + name, key)
+        if counted > MAX_CANDIDATES:
             return None
     return hits
 
 
-def modules_holding(ctx: FileContext, root: str, word: str) -> list[str]:
-    """Every module of the project under `root` but the one checked whose text holds `word`,
-    in the order of its keys (`_holding` without a limit): for a search that needs each one,
-    not a caller search's first few. Nothing is recorded: the caller records its search."""
-    return _holding(ctx, root, word, None)
-
-
-def _holding(ctx: FileContext, root: str, word: str, limit: int | None) -> list[str]:
-    """The project's modules whose text holds `word` (`project_words`), the first `limit` of
-    them in the order of the project's keys: the modules past the one that reaches it are not
-    asked (the answer is decided). Where the answers are kept between runs (`scan_memo`, with
-    the results cache), what an earlier run found is asked first, so that a module unchanged
-    since is not read, and what this one found of the modules it asked is kept for the next.
-    Nothing is recorded: its callers do (`_record_search`)."""
+def modules_holding(ctx: FileContext, root: str, word: str, limit: int | None = None) -> list[str]:
+    """The project's modules but the one checked whose text holds `word` (`project_words`),
+    the first `limit` of them in the order of the project's keys: the modules past the one that
+    reaches it are not asked (the answer is decided); without a limit, every one (for a search
+    that needs each, not a caller search's first few). Where the answers are kept between runs
+    (`scan_memo`, with the results cache), what an earlier run found is asked first, so that a
+    module unchanged since is not read, and what this one found of the modules it asked is kept
+    for the next. Nothing is recorded: its callers do (`_record_search`)."""
     keys = unrecorded_keys(ctx, root)
     overlay = ctx.project.overlay
     own = os.path.abspath(ctx.path)
     if not scan_memo.keeps(root):
         return project_words.holding(overlay, keys, word, besides=own, limit=limit)
-    questions = [_LACKS + word, _UNUSED + word, _OWN + word]
+    questions = [_LACKS + word, UNUSED + word, OWN + word]
     # What is kept of every module, read in one pass: its text holds the word or lacks it, or
     # its code was found not to load it or to load only its own (which it found in it).
     (holds, lacks), (_, unused), (_, own_only) = scan_memo.known_sets(keys, questions)
@@ -340,19 +336,21 @@ def _holding(ctx: FileContext, root: str, word: str, limit: int | None) -> list[
 _NOTED: set[tuple[str, str, int, str | None]] = set()
 
 
-def _references(ctx: FileContext, path: str, key: tuple, name: str, keep_tree: bool = False) -> References | None:
+def references_loading(
+    ctx: FileContext, path: str, key: tuple, name: str, keep_tree: bool = False
+) -> References | None:
     """The references of a candidate module's summary, when its code loads `name` (None when
     it never does, or does not parse: it calls nothing, which is remembered for its content,
-    unless it imports `name` under another name, which its callers may spell: `_renames`)."""
+    unless it imports `name` under another name, which its callers may spell: `import_renames`)."""
     refs = ctx.project.fact_at(path, REFERENCES, keep_tree)
     if refs is not None and refs.rows(refs.names_for(name)):
         return refs
     if refs is None or not refs.aliases.get(name):
-        scan_memo.note_miss(path, _UNUSED + name, key)
+        scan_memo.note_miss(path, UNUSED + name, key)
     return None
 
 
-def _renames(ctx: FileContext, path: str, name: str) -> tuple[str, ...]:
+def import_renames(ctx: FileContext, path: str, name: str) -> tuple[str, ...]:
     """The names a candidate module's imports bind `name` to (`from .x import f as qm`): other
     modules may import it from there under that name (its summary's fact, read already)."""
     refs = ctx.project.fact_at(path, REFERENCES)

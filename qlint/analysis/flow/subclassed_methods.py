@@ -14,9 +14,9 @@ from qlint.analysis import scan_memo
 from qlint.analysis.context import FileContext
 from qlint.analysis.flow.method_references import subclassed_in
 from qlint.analysis.flow.project_search import (
-    _OWN,
-    _UNUSED,
-    _candidates,
+    OWN,
+    UNUSED,
+    candidate_modules,
 )
 from qlint.analysis.graphs import file_keys, kept_answers
 from qlint.analysis.names import content_keys
@@ -51,7 +51,7 @@ def _subclassed_elsewhere(ctx: FileContext, root: str, target: str, word: str, o
     kept_answers.asked("subclassing", (root, target))
     if _still_subclassed(ctx, root, target, word):
         return True
-    for path, data, key in _candidates(ctx, root, word, record=False) or ():
+    for path, data, key in candidate_modules(ctx, root, word, record=False) or ():
         if (also is None or also(data)) and _subclasses(path, key, data, owner):
             _note_subclassing(ctx, root, target, owner, path, key)
             return _still_subclassed(ctx, root, target, word)
@@ -68,7 +68,7 @@ def _still_subclassed(ctx: FileContext, root: str, target: str, word: str) -> bo
         del _SUBCLASSING[root, target]
         return False
     # As the search would find it: another module, a candidate for the word.
-    if path == os.path.abspath(ctx.path) or any(scan_memo.known_miss(path, q + word, key) for q in (_OWN, _UNUSED)):
+    if path == os.path.abspath(ctx.path) or any(scan_memo.known_miss(path, q + word, key) for q in (OWN, UNUSED)):
         return False
     if project.wants_dependencies:
         project.record_read(ctx.path, path, project.digest(path, key))

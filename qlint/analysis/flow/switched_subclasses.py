@@ -18,7 +18,7 @@ import ast
 from qlint.analysis.context import FileContext
 from qlint.analysis.flow.method_references import owner_class, subclassed_in
 from qlint.analysis.flow.model_values import STORED, ModeFact
-from qlint.analysis.flow.project_search import _candidates, search_root
+from qlint.analysis.flow.project_search import candidate_modules, search_root
 
 
 def from_constructor(fact: ModeFact) -> bool:
@@ -52,7 +52,7 @@ def subclassed(home: FileContext, method: ast.AST) -> bool:
         if isinstance(node, ast.ClassDef) and any(_names(base, name) for base in node.bases):
             return True
     root = search_root(home.path)
-    found = _candidates(home, root, name) if root is not None else None
+    found = candidate_modules(home, root, name) if root is not None else None
     if found is None:
         return True  # too many modules name it to read them all
     return any(subclassed_in(data, name) for _, data, _ in found)

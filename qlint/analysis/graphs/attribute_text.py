@@ -1,5 +1,5 @@
 """How an attribute is written after its object in a module's text, for the text-level
-prefilters of insertions (`insertions`) and of wrapper candidates (`wrapper_candidates`), which
+prefilters of insertions (`insertions`) and of wrapper candidates (`module_text`), which
 the helper search (`forwarding`) reads too: kept apart so none of them imports another in a
 circle."""
 

@@ -15,23 +15,23 @@ walked nor kept.
 Kept in modules of their own: which function a call runs (`helper_lookup`), the helpers of
 other modules a module calls (`imported_helpers`), the modules that hand a parameter on without
 naming a sink (`wrapper_chains`), the facts shared across checks (`forwarding_memos`), what is
-read of other modules' texts (`forwarding_texts`) and the shapes of calls the sink rules share
-(`call_parts`). Here: which parameters a function hands on to a sink, which arguments of a call
-reach one, and what each answer was read from (its trail).
+read of other modules' texts (`forwarding_texts`), what each answer was read from (its trail:
+`forwarding_trails`), the calls of a function's own body (`own_calls`) and the shapes of calls
+the sink rules share (`call_parts`). Here: which parameters a function hands on to a sink, and
+which arguments of a call reach one.
 """
 
 from __future__ import annotations
 
 import ast
 import os
-from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 
-from qlint.analysis.graphs import file_keys, kept_answers
 from qlint.analysis.graphs.call_parts import call_arguments, spans_any
 from qlint.analysis.graphs.forwarding_facts import ForwardingFact, RemoteFunction, RemoteModule
-from qlint.analysis.graphs.forwarding_memos import MEMO_NAMES, SHARED, unkept_function
+from qlint.analysis.graphs.forwarding_memos import SHARED, unkept_function
 from qlint.analysis.graphs.forwarding_texts import mentions, text_names
+from qlint.analysis.graphs.forwarding_trails import holds, module_file, read_module, replay, shared_entry, trail_key
 from qlint.analysis.graphs.helper_lookup import (
     Helper,
     helper_of_call,
@@ -42,14 +42,11 @@ from qlint.analysis.graphs.helper_lookup import (
 )
 from qlint.analysis.graphs.imported_helpers import helper_names, imports_helper
 from qlint.analysis.graphs.index_roots import root_for
+from qlint.analysis.graphs.own_calls import own_calls
 from qlint.analysis.graphs.wrapper_chains import CHAIN_LINKS, forwards_on
-from qlint.analysis.names.import_paths import lookup_root, tried_apart
 from qlint.analysis.names.modules import import_root
-from qlint.analysis.names.project import ProjectIndex
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import ClassScope, ModuleScope, function_assigns, parameter_args
-from qlint.analysis.node_memo import kept_on_node, kept_on_node_by
-from qlint.analysis.tree_walk import own_nodes
 
 # What a sink is: for a call (and the resolver of its body), the argument expressions that
 # reach it directly.
@@ -110,11 +107,11 @@ class Forwarding:
         # Content keys and recorded dependencies of this check: a file is stat-ed once per check.
         self._keys: dict[str, tuple | None] = {}
         self._recorded: set = set()  # paths, and lookups ("find", module, root)
-        self.fact = ForwardingFact(fact_key, direct, needles, _calls)
+        self.fact = ForwardingFact(fact_key, direct, needles, own_calls)
         # A module that names no sink can still hold helpers that hand a parameter on to
         # another module's (`add_op(graph, op)` calling `a.insert(graph, op)`): read through
         # this fact, computed only for such modules (not registered for every summary).
-        self.chain_fact = ForwardingFact(fact_key, direct, needles, _calls, gated=False)
+        self.chain_fact = ForwardingFact(fact_key, direct, needles, own_calls, gated=False)
         self._index = None  # the project's wrapper-name index, where the check has one
         # Whether chains run `CHAIN_LINKS` deep without the index too: a search a tree run
         # makes with the index (`deep`), in a module of a root the index covers. The index
@@ -147,7 +144,7 @@ class Forwarding:
         (its text names a sink). Whatever is read (the module, or that it is absent) is a
         dependency of this check."""
         project = self._project = resolver.project if resolver is not None else self._project
-        path = self._find(module, requester)
+        path = module_file(self, module, requester)
         if path is None:
             # Records the absence when the module would be the project's: creating it later
             # must refresh this check.
@@ -156,7 +153,7 @@ class Forwarding:
                 base = os.path.join(import_root(requester), *module.split("."))
                 self._trails[-1].extend((p, None) for p in (base + ".py", os.path.join(base, "__init__.py")))
             return None
-        self._read(project, path)
+        read_module(self, project, path)
         if mentions(project, path, self.fact.key, self.holds_sink):
             return project.module_fact(module, requester, self.fact)
         if not forwards_on(self, project, path):
@@ -177,85 +174,13 @@ class Forwarding:
         only a `def` counts: a class of that name is no function to look up in its summary
         (the question of most names the files of a tree call, as `Pass()`)."""
         project = self._project = resolver.project if resolver is not None else self._project
-        path = self._find(module, requester)
+        path = module_file(self, module, requester)
         if path is not None:
             defined, functions, imports = text_names(project, path)
             if name not in (functions if function else defined):
-                self._read(project, path)  # a dependency all the same: it may come to define it
+                read_module(self, project, path)  # a dependency all the same: it may come to define it
                 return RemoteModule(path, imports, {}, {}) if name in imports else None
         return self.module_scope(resolver, module, requester)
-
-    def _find(self, module: str, requester: str) -> str | None:
-        """The file of `module` as `requester` imports it, looked up once per check and root.
-        The answer is a dependency of the fact being worked out: a module created where the
-        lookup found none, or ahead of the one it found, changes it (`_key`)."""
-        root = lookup_root(module, requester)
-        found = self._lookup(module, root, requester)
-        if self._trails:
-            self._trails[-1].append((("find", module, root), found))
-        # What `root` does not stand for: the requester's package directory, which may come to hold it.
-        apart = tried_apart(module, os.path.abspath(requester), root, found) if ProjectIndex.wants_dependencies else ()
-        if apart:
-            self._replay(tuple((path, None) for path in apart))
-        return found
-
-    def _lookup(self, module: str, root: str, requester: str | None = None) -> str | None:
-        key = (module, root)
-        if key not in self._found:
-            asker = requester if requester is not None else kept_answers.root_requester(root)
-            self._found[key] = self._project.find_module_in_check(module, asker)
-        return self._found[key]
-
-    def _read(self, project, path: str) -> None:
-        key = self._key(path)
-        if self._trails:  # the innermost fact; each hands its trail on to the one around it
-            self._trails[-1].append((path, key))
-        self._record(((path, key),))
-
-    def _key(self, path: str | tuple) -> tuple | str | None:
-        """A module's content key; for a lookup in a trail (`_find`), the file it finds now."""
-        if type(path) is tuple:
-            return self._lookup(path[1], path[2])
-        if path not in self._keys:
-            self._keys[path] = file_keys.content_key(self._project, path)
-        return self._keys[path]
-
-    def _valid(self, deps) -> bool:
-        return self._project is not None and all(self._key(path) == key for path, key in deps)
-
-    def _shared(self, memo: dict, key, load: Callable[[tuple], tuple] | None = None) -> tuple | None:
-        """The entry of a memo of facts shared across checks (value..., trail) while its trail
-        holds; else the one an earlier run kept (`kept_answers`), if its trail holds now."""
-        known = memo.get(key)
-        if known is not None and self._valid(known[-1]):
-            return known
-        name = MEMO_NAMES.get(id(memo))  # None: a memo put in its place (tests)
-        kept = kept_answers.saved(name, key) if name is not None else None
-        if kept is None or self._project is None:
-            return None
-        project = self._project
-        trail = kept_answers.valid_trail(
-            kept[-1], self._key, lambda path, now: file_keys.digest(project, path, now), self._lookup
-        )
-        if trail is None:
-            return None
-        known = memo[key] = (*(load(kept[:-1]) if load is not None else kept[:-1]), trail)
-        kept_answers.took(known)
-        return known
-
-    def _record(self, deps) -> None:
-        if self._project is None or not file_keys.recording(self._project):
-            return
-        # Modules and lookups (a module made where one found none, or ahead of the one found).
-        new = tuple((p, k) for p, k in deps if (type(p) is str or p[0] == "find") and p not in self._recorded)
-        if new and self._project is not None:
-            self._recorded.update(p for p, _ in new)
-            file_keys.record_trail(self._project, self.own_path, new)
-
-    def _replay(self, deps) -> None:
-        if self._trails:
-            self._trails[-1].extend(deps)
-        self._record(deps)
 
     def forwarded_args(self, call: ast.Call, resolver: Resolver, caller=None) -> list[ast.expr]:
         """The arguments of `call` that a helper forwards to a sink ([] for other calls).
@@ -290,13 +215,13 @@ class Forwarding:
             return self._params[key][1]
         remote = isinstance(func, RemoteFunction)
         shared_key = (key, self._kind)
-        shared = self._shared(SHARED, shared_key, unkept_function) if remote else SHARED.get(shared_key)
-        fresh = shared is not None and (remote or self._valid(shared[2]))
+        shared = shared_entry(self, SHARED, shared_key, unkept_function) if remote else SHARED.get(shared_key)
+        fresh = shared is not None and (remote or holds(self, shared[2]))
         if fresh and (shared[0] is func or remote):
             # Another module's function (its scope is cached by the project index): read once
             # per process, not once per file that calls it, while the modules it was read
             # from are unchanged (helpers of helpers may live in a third one).
-            self._replay(shared[2])
+            replay(self, shared[2])
             return shared[1]
         self._params[key] = (func, frozenset(), ())  # a cycle forwards nothing more
         self._trails.append([])
@@ -308,7 +233,7 @@ class Forwarding:
                 found = self._remote_params(func, scope, class_scope)  # type: ignore[arg-type]
         elif params:
             resolver = self._resolver_for(scope, class_scope)
-            for node in _calls(func, rows):
+            for node in own_calls(func, rows):
                 args = list(self._direct(node, resolver))
                 if not args and any(isinstance(a, ast.Name) and a.id in params for a in call_arguments(node)):
                     helper = self.resolve_helper(node, resolver, func)
@@ -335,7 +260,7 @@ class Forwarding:
         elif scope.path != self.own_path:
             if len(SHARED) > 50_000:
                 SHARED.clear()
-            own = (scope.path, self._key(scope.path) if self._project is not None else None)
+            own = (scope.path, trail_key(self, scope.path) if self._project is not None else None)
             SHARED[(key, self._kind)] = (func, result, (*trail, own))
         return result
 
@@ -446,35 +371,3 @@ def _params(func) -> list[str]:
 
 def _func_key(func) -> object:
     return func.key if isinstance(func, RemoteFunction) else id(func)
-
-
-def _calls(func: ast.AST, rows: list[int] | None = None) -> Iterable[ast.Call]:
-    """Calls in a function body, not in nested functions or classes; with `rows`, only
-    those spanning one of them (a helper's sink call holds the sink's text on a row).
-    All of them are kept on the function: the forwarding of each sink kind (QL101's matchers,
-    QL102's insertions) asks about every method of the classes a module's classes inherit
-    from, and walked each (43 walks of torch's observer.py per check)."""
-    if rows is None:
-        return kept_on_node(func, _CALLS, _own_calls)
-    # With rows, kept on the function too, under the rows among its own (its body lies within
-    # them): every check of an editor asks each function on the rows of its module's needles,
-    # and gets the unchanged functions' very nodes again (`statement_reuse`).
-    end = func.end_lineno or func.lineno
-    low = bisect_left(rows, func.lineno)
-    key = tuple(rows[low : bisect_right(rows, end, low)])
-    return kept_on_node_by(
-        func,
-        _ROW_CALLS,
-        key,
-        _ROW_CALLS_KEPT,
-        lambda: tuple(n for n in own_nodes(func, scopes=False, rows=rows) if isinstance(n, ast.Call)),
-    )
-
-
-_CALLS = "_qlint_forwarding_calls"
-_ROW_CALLS = "_qlint_forwarding_row_calls"
-_ROW_CALLS_KEPT = 8
-
-
-def _own_calls(func: ast.AST) -> tuple[ast.Call, ...]:
-    return tuple(n for n in own_nodes(func, scopes=False) if isinstance(n, ast.Call))

@@ -26,7 +26,7 @@ MEMO_NAMES = {id(IMPORTED): "imported", id(LINKS_OF): "links", id(PASSING): "pas
 
 
 def _run_group(key) -> object:
-    """The group a run over many files writes an answer in (`kept_answers.RUN`): the module
+    """The group a run over many files writes an answer in (`kept_state.RUN`): the module
     or dotted name it is about; None for an answer worked out with the project's wrapper-name
     index, which a check of one file (without one) never asks. Keys: (name, root, (sink kind,
     without an index, chain links)), (module file, name, kind), ("base" or "chain", name or

@@ -16,7 +16,7 @@ from qlint.analysis.names.text_imports import text_imports
 from qlint.lazy_patterns import lazy
 
 if TYPE_CHECKING:
-    from qlint.analysis.graphs.wrapper_candidates import ModuleText
+    from qlint.analysis.graphs.module_text import ModuleText
 
 # Facts shared by the checks of one process, each with the modules (and their content keys)
 # it was read from: reused only while those are unchanged.
@@ -37,7 +37,8 @@ def module_wrappers(
     def wrappers(text: str) -> tuple[frozenset[str], frozenset[str]]:
         # Imported here: only a module naming a sink is read this way, and the text reader's
         # 16 patterns are ~2 ms of a `qlint check FILE` that reads none (`module_text` too).
-        from qlint.analysis.graphs.wrapper_candidates import ModuleText, candidates
+        from qlint.analysis.graphs.module_text import ModuleText
+        from qlint.analysis.graphs.wrapper_candidates import candidates
 
         if needles is None:
             module = ModuleText(text, path)
@@ -81,8 +82,8 @@ _TEXTS_READ: dict[str, tuple[tuple | None, ModuleText]] = {}
 
 
 def module_text(project, path: str) -> ModuleText:
-    """A link module's text as `wrapper_candidates` reads it."""
-    from qlint.analysis.graphs.wrapper_candidates import ModuleText  # see `module_wrappers`
+    """A link module's text as `wrapper_candidates` reads it (`module_text`)."""
+    from qlint.analysis.graphs.module_text import ModuleText  # see `module_wrappers`
 
     return _per_content(_TEXTS_READ, 2_000, project, path, lambda text: ModuleText(text, path, sites=_no_sites))
 

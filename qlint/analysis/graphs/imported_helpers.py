@@ -17,6 +17,7 @@ from qlint.analysis.graphs.dotted_heads import heads_reaching
 from qlint.analysis.graphs.forwarding_facts import RemoteModule
 from qlint.analysis.graphs.forwarding_memos import IMPORTED
 from qlint.analysis.graphs.forwarding_texts import called_attributes, class_names, is_torch, of_torch, text_names
+from qlint.analysis.graphs.forwarding_trails import module_file, read_module, record, replay, shared_entry
 from qlint.analysis.graphs.helper_gate import may_lead_to_helper
 from qlint.analysis.graphs.helper_lookup import MAX_DEPTH, base_class, module_function
 from qlint.analysis.graphs.word_trie import holds_any
@@ -102,10 +103,10 @@ def _may_be_class(fw, full: str, requester: str) -> bool:
     """Whether the module `full` names (as `module.Name`) is of the project and defines a
     class `Name` or imports it (a re-export); read from its text (and a dependency)."""
     module, _, name = full.rpartition(".")
-    path = fw._find(module, requester) if module else None
+    path = module_file(fw, module, requester) if module else None
     if path is None:
         return False
-    fw._read(fw._project, path)
+    read_module(fw, fw._project, path)
     _, _, imports = text_names(fw._project, path)
     return name in imports or name in class_names(fw._project, path)
 
@@ -263,16 +264,16 @@ def _imported_helper(fw, scope, name: str, full: str) -> bool:
     # everything read past that file is read from its own path, whoever imports it.
     root = lookup_root(full, scope.path)
     rooted = (full, root, fw._kind)
-    known = fw._shared(IMPORTED, rooted)
+    known = shared_entry(fw, IMPORTED, rooted)
     if known is not None:
-        fw._replay(known[1])
+        replay(fw, known[1])
         return bool(known[0])
     module, _, attr = full.rpartition(".")
-    path = fw._find(module, scope.path) if module else None
+    path = module_file(fw, module, scope.path) if module else None
     shared = (path, attr, fw._kind) if path is not None else None
-    known = fw._shared(IMPORTED, shared) if shared is not None else None
+    known = shared_entry(fw, IMPORTED, shared) if shared is not None else None
     if known is not None:
-        fw._replay(known[1])
+        replay(fw, known[1])
     else:
         fw._trails.append([])
         helper = module_function(fw, None, scope, name, 0)
@@ -300,9 +301,9 @@ def _base_helpers(fw, scope: ModuleScope | RemoteModule, base: ast.expr | list[s
     if head is None:
         return frozenset(_inherited_helpers(fw, scope, base, 0))
     key = ("base", ".".join([head, *parts[1:]]), lookup_root(head, scope.path), fw._kind)
-    known = fw._shared(IMPORTED, key)
+    known = shared_entry(fw, IMPORTED, key)
     if known is not None:
-        fw._replay(known[1])
+        replay(fw, known[1])
         return known[0]
     fw._trails.append([])
     names = frozenset(_inherited_helpers(fw, scope, base, 0))
@@ -311,7 +312,7 @@ def _base_helpers(fw, scope: ModuleScope | RemoteModule, base: ast.expr | list[s
     trail = tuple(dict.fromkeys(fw._trails.pop()))
     if fw._trails:
         fw._trails[-1].extend(trail)
-    fw._record(trail)
+    record(fw, trail)
     IMPORTED[key] = (names, trail)
     return names
 

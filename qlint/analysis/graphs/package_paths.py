@@ -19,13 +19,14 @@ from __future__ import annotations
 import os
 
 from qlint.analysis.graphs.forwarding_texts import searched_text, text_names
+from qlint.analysis.graphs.forwarding_trails import module_file, read_module
 
 
 def runs_through(fw, project, scope, head: str, middle: list[str]) -> bool:
     """Whether the path `head.<middle>...` (each of `middle` an attribute of the module
     before it) may reach the module `head.<middle>` of the module of `scope`: no package on
     the way binds the next name to anything but its submodule (a dependency of the answer:
-    `fw._read`)."""
+    `read_module`)."""
     imported = scope.imported_modules
     package = head
     for name in middle:
@@ -46,12 +47,12 @@ _OTHER, _FROM_IT = 1, 2
 
 
 def _bound_otherwise(fw, project, package: str, name: str, module: str, requester: str) -> int:
-    path = fw._find(package, requester)
+    path = module_file(fw, package, requester)
     if path is None or os.path.basename(path) != "__init__.py":
         return 0
     from qlint.analysis.graphs.packet_modules import may_be_assigned
 
-    fw._read(project, path)
+    read_module(fw, project, path)
     defined, _, imports = text_names(project, path)
     bound = imports.get(name, module)
     if bound.startswith(module + "."):

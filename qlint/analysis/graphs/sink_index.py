@@ -24,7 +24,7 @@ import os
 import re
 from collections.abc import Callable
 
-from qlint.analysis.graphs.wrapper_candidates import ModuleText
+from qlint.analysis.graphs.module_text import ModuleText
 from qlint.analysis.wrapper_record import QL101_NEEDLES
 
 _NEEDLE = re.compile("|".join(re.escape(n.decode()) for n in sorted(QL101_NEEDLES, key=len, reverse=True)))

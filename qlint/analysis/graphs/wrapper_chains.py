@@ -18,6 +18,7 @@ from qlint.analysis.graphs.forwarding_texts import (
     searched_text,
     text_names,
 )
+from qlint.analysis.graphs.forwarding_trails import module_file, read_module, record, replay, shared_entry, trail_key
 from qlint.analysis.graphs.helper_lookup import MAX_DEPTH
 from qlint.analysis.graphs.mixin_sinks import MIXIN_ROUNDS
 from qlint.analysis.names.modules import module_name_for
@@ -51,9 +52,9 @@ def forwards_on(fw, project, path: str) -> bool:
     nearly every pass would otherwise be read through `ExportPass`), but for QL101's sink
     helpers one of a module calling a sink on `self` (a TestCase mixin's base, `_base_links`)."""
     key = ("chain", path, fw._kind)
-    known = fw._shared(IMPORTED, key)
+    known = shared_entry(fw, IMPORTED, key)
     if known is not None:
-        fw._replay(known[1])
+        replay(fw, known[1])
         return bool(known[0])
     fw._trails.append([])
     try:
@@ -64,7 +65,7 @@ def forwards_on(fw, project, path: str) -> bool:
         fw._trails[-1].extend(trail)
     if len(IMPORTED) > 50_000:
         IMPORTED.clear()
-    IMPORTED[key] = (found, (*trail, (path, fw._key(path))))
+    IMPORTED[key] = (found, (*trail, (path, trail_key(fw, path))))
     return found
 
 
@@ -102,10 +103,10 @@ def _links_of(fw, project, path: str) -> tuple[bool, tuple[tuple[str, str, str],
     known = fw._edges.get(path)
     if known is None:
         # Read once per process while the modules it was read from are unchanged.
-        shared = fw._shared(LINKS_OF, (path, fw.fact.key, fw._index is None))
+        shared = shared_entry(fw, LINKS_OF, (path, fw.fact.key, fw._index is None))
         if shared is not None:
             known = fw._edges[path] = shared
-            fw._record(shared[2])
+            record(fw, shared[2])
     if known is not None:
         if fw._trails:
             fw._trails[-1].extend(known[2])
@@ -147,7 +148,7 @@ def _links_of(fw, project, path: str) -> tuple[bool, tuple[tuple[str, str, str],
         trail = tuple(fw._trails.pop())
     if fw._trails:
         fw._trails[-1].extend(trail)
-    trail = tuple(dict.fromkeys((*trail, (path, fw._key(path)))))
+    trail = tuple(dict.fromkeys((*trail, (path, trail_key(fw, path)))))
     fw._edges[path] = (adjacent, tuple(further), trail)
     if len(LINKS_OF) > 50_000:
         LINKS_OF.clear()
@@ -246,17 +247,17 @@ def _passes_on(fw, project, path: str, name: str, links: int) -> bool:
     key = (path, name, links)
     known = fw._passes.get(key)
     if known is None:
-        shared = fw._shared(PASSING, (*key, fw.fact.key, fw._index is None))
+        shared = shared_entry(fw, PASSING, (*key, fw.fact.key, fw._index is None))
         if shared is not None:
             known = fw._passes[key] = shared
-            fw._record(shared[1])
+            record(fw, shared[1])
     if known is None:
         fw._passes[key] = (False, ())  # a cycle hands nothing more on
         fw._trails.append([])
         try:
             found = _passes_on_now(fw, project, path, name, links)
         finally:
-            trail = tuple(dict.fromkeys((*fw._trails.pop(), (path, fw._key(path)))))
+            trail = tuple(dict.fromkeys((*fw._trails.pop(), (path, trail_key(fw, path)))))
         known = fw._passes[key] = (found, trail)
         if len(PASSING) > 50_000:
             PASSING.clear()
@@ -343,10 +344,10 @@ def _defining(fw, project, dotted: str, requester: str, depth: int, base: bool =
     (followed through re-exports), with its name there; None when none does. For the sink
     kind a class counts only as a `base` (it builds no helper: `Forwarding.instances`)."""
     module, _, attr = dotted.rpartition(".")
-    where = fw._find(module, requester) if module else None
+    where = module_file(fw, module, requester) if module else None
     if where is None or depth > MAX_DEPTH:
         return None
-    fw._read(project, where)
+    read_module(fw, project, where)
     defined, functions, imports = text_names(project, where)
     if attr in (defined if fw.instances or base else functions):  # a class it builds: a link too
         return where, attr

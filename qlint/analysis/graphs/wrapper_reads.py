@@ -31,7 +31,7 @@ from qlint.lazy_patterns import lazy
 from qlint.source import DecodeError, decode_source
 
 if TYPE_CHECKING:
-    from qlint.analysis.graphs.wrapper_candidates import ModuleText
+    from qlint.analysis.graphs.module_text import ModuleText
 
 # Below this many files one process reads them all: a fork and the hand-over of half the
 # reads (ExecuTorch's 3,784 modules: ~10 ms of the reader's CPU to write it, ~14 ms of the
@@ -142,7 +142,7 @@ class Reads:
         # Imported here: only building the index reads module texts; a one-file check that
         # finds it on disk does not compile their readers' 17 patterns (~2 ms).
         from qlint.analysis.graphs import sink_index
-        from qlint.analysis.graphs.wrapper_candidates import ModuleText
+        from qlint.analysis.graphs.module_text import ModuleText
 
         stats, renames, chains, ql101_chains = self.stats, self.renames, self.chains, self.ql101_chains
         for path in paths:
@@ -196,7 +196,7 @@ class Reads:
 
     @classmethod
     def revived(cls, fields: tuple) -> Reads:
-        from qlint.analysis.graphs.wrapper_candidates import ModuleText
+        from qlint.analysis.graphs.module_text import ModuleText
 
         reads = cls()
         reads.stats, sinks, reads.renames, ql101, words, chains, ql101_at = fields
@@ -302,7 +302,7 @@ class _Chains:
         # be in it now.
         spelled_known, spelled_new = _spelled(known), _spelled(new)
         tests = [(i, spelled_known) for i in sorted(fresh)] + [(i, spelled_new) for i in sorted(self._matched)]
-        from qlint.analysis.graphs.wrapper_candidates import ModuleText  # see `Reads.read`
+        from qlint.analysis.graphs.module_text import ModuleText  # see `Reads.read`
 
         out = []
         for i, names in tests:
@@ -333,7 +333,7 @@ class _Chains:
         Searched for the few mixins' names (`spells_word`), not split into words: ao's
         `torchao/testing/pt2e/_xnnpack_quantizer_utils.py` (40 KB), split as `more` splits, cost
         its index 9 M instructions."""
-        from qlint.analysis.graphs.wrapper_candidates import ModuleText
+        from qlint.analysis.graphs.module_text import ModuleText
         from qlint.analysis.word_search import spells_word
 
         out = []
