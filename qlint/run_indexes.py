@@ -98,7 +98,7 @@ def _words_cut(roots: set[str], listed: dict):
     from qlint.analysis.names.project import ProjectIndex
 
     paths = _project_paths(roots, listed)
-    words = shared_words.start(paths, project_words.MAX_BYTES, project_words.words_of) if paths else None
+    words = shared_words.start(paths, project_words.MAX_BYTES, project_words.module_words) if paths else None
     if words is not None and ProjectIndex.fixed_content:
         keys = ProjectIndex.run_keys
         for path, key in zip(words.paths, words.keys, strict=True):

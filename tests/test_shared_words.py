@@ -22,7 +22,7 @@ pytestmark = pytest.mark.usefixtures("fresh_project_words")
 
 
 def _shared(root, limit=project_words.MAX_BYTES) -> shared_words.SharedWords:
-    pending = shared_words.start(python_files(str(root)), limit, project_words.words_of)
+    pending = shared_words.start(python_files(str(root)), limit, project_words.module_words)
     assert pending is not None
     words = pending.wait()
     assert words is not None

@@ -33,16 +33,24 @@ def normalised(text: str) -> str:
     """The text as the parser reads identifiers (NFKC) and rows (`source.lf_rows`: a lone
     `\r` ends a row), once per text (asked per import, by each trigger, and again of the text
     it gave)."""
-    global _NFKC
+    global _NFKC, _SAME
     if text.isascii() and "\r" not in text:
+        return text
+    if text is _SAME:
         return text
     if _NFKC is None or (_NFKC[0] is not text and _NFKC[1] is not text):
         rows = lf_rows(text)
         if rows.isascii():
-            _NFKC = (text, rows)
+            found = rows
         else:
             data = text.encode("utf-8", "surrogatepass")
-            _NFKC = (text, _normalise(rows) if _changes(data) else rows)
+            found = _normalise(rows) if _changes(data) else rows
+        if found is text:
+            # Kept apart: a reader asked of a text already read so (`text_imports`, of the
+            # gate's `packet_text.identifiers`) keeps the raw text's answer.
+            _SAME = text
+            return text
+        _NFKC = (text, found)
     return _NFKC[1]
 
 
@@ -63,6 +71,16 @@ def normalised_bytes(data: bytes) -> bytes:
         return data
     words = _normalise(text)
     return data if words == text else words.encode("utf-8", "surrogatepass")
+
+
+def named_holding(data: bytes, needles: tuple[bytes, ...]) -> bool:
+    """Whether a module's bytes outside ASCII hold one of `needles` only as Python reads names
+    (`normalised_bytes`: `foo` with a fullwidth `f` is `foo`), for the scans that test raw bytes
+    first; ASCII bytes, nearly every module's, hold what they hold."""
+    if data.isascii():
+        return False
+    named = normalised_bytes(data)
+    return named is not data and any(n in named for n in needles)
 
 
 def _changes(data: bytes) -> bool:
@@ -100,3 +118,5 @@ def _normalise(text: str) -> str:
 
 # (the text last normalised, its normal form): the triggers and the check ask of one text
 _NFKC: tuple[str, str] | None = None
+# The last text outside ASCII found to be its own normal form.
+_SAME: str | None = None

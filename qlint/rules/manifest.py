@@ -77,6 +77,7 @@ MANIFEST: dict[str, RuleFacts] = {
         triggers=(".eval(", ".train(", "getattr", "prepare_pt2e", "prepare_qat_pt2e"),
         import_trigger="qlint.analysis.flow.inherited_fields:switches_graph_from_elsewhere",
         text_trigger="qlint.analysis.flow.graph_returns:may_switch_graph",
+        identifier_triggers=True,
     ),
     "qlint.rules.ql204_convert_without_calibration:ConvertWithoutCalibration": RuleFacts(
         "QL204",

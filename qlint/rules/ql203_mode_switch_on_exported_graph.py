@@ -47,6 +47,7 @@ class ModeSwitchOnExportedGraph(Rule):
     # or a field a base class of another module stores (`inherited_fields`).
     import_trigger = "qlint.analysis.flow.inherited_fields:switches_graph_from_elsewhere"
     text_trigger = "qlint.analysis.flow.graph_returns:may_switch_graph"
+    identifier_triggers = True  # `getattr(gm, "eval")` or `.module()` in fullwidth letters is that name
     fix_availability = FixAvailability.SOMETIMES
 
     def triggered_by(self, text: str) -> bool:

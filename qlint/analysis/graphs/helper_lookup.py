@@ -148,6 +148,8 @@ def base_class(fw: ModuleHolder, resolver: Resolver, scope: ModuleScope, base: a
     full = ".".join([head, *parts[1:]])
     if full.startswith(("torch.", "builtins.")):
         return None
+    if len(parts) > 2 and not _runs_through(fw, resolver, scope, head, parts[1:-1]):
+        return None  # `pkg.checks.Base` where the package binds `checks` to something else
     module, _, name = full.rpartition(".")
     other = fw.module_holding(resolver, module, scope.path, name) if module else None
     if other is None or other is scope:

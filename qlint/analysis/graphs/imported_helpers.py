@@ -25,7 +25,7 @@ from qlint.analysis.names.absent_packages import project_imports
 from qlint.analysis.names.import_paths import lookup_root
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import ModuleScope
-from qlint.analysis.names.text_imports import class_bases_by_head, file_imports
+from qlint.analysis.names.text_imports import class_bases_by_head, file_imports, imported_modules
 
 
 def helper_names(
@@ -203,7 +203,7 @@ def imports_helper(
     if not imports:
         return False
     heads = class_bases_by_head(text)
-    scope = RemoteModule(path, {}, {}, {})
+    scope = RemoteModule(path, {}, {}, {}, _TextModules(text, path))
     called = calls_memo(text)
     for name, full in imports:
         if _not_a_project_name(name, full) and name not in heads:
@@ -241,7 +241,7 @@ def _constructs_a_helper_class(fw, path: str, imports, text: str, index, called:
     last import of all (one the search leaves out, of torch, binds it to no helper class)."""
     if not fw.instances:
         return False
-    scope = RemoteModule(path, dict(file_imports(text, path)), {}, {})
+    scope = RemoteModule(path, dict(file_imports(text, path)), {}, {}, _TextModules(text, path))
 
     def calls(name: str) -> bool:
         if name not in called:
@@ -252,6 +252,21 @@ def _constructs_a_helper_class(fw, path: str, imports, text: str, index, called:
         if any(calls(method) for method in sorted(_base_helpers(fw, scope, parts))):
             return True
     return False
+
+
+class _TextModules:
+    """The modules the text's imports name (`text_imports.imported_modules`, a superset of the
+    parse's), read when first asked: `package_paths` asks them only of a path through a
+    package (`pkg.checks.Base`), whether the module's import sets the package's attribute."""
+
+    def __init__(self, text: str, path: str):
+        self._text, self._path = text, path
+        self._modules: set[str] | None = None
+
+    def __contains__(self, module: object) -> bool:
+        if self._modules is None:
+            self._modules = imported_modules(self._text, self._path)
+        return module in self._modules
 
 
 def _imported_helper(fw, scope, name: str, full: str) -> bool:
@@ -298,7 +313,9 @@ def _base_helpers(fw, scope: ModuleScope | RemoteModule, base: ast.expr | list[s
     parts = base if isinstance(base, list) else dotted_parts(base)
     local = not parts or (len(parts) == 1 and parts[0] in scope.classes)
     head = None if local else scope.imports.get(parts[0])
-    if head is None:
+    if head is None or len(parts) > 2:
+        # A path through a package (`pkg.checks.Base`) runs or not by the modules the module
+        # itself imports (`package_paths`): no answer of one module for another.
         return frozenset(_inherited_helpers(fw, scope, base, 0))
     key = ("base", ".".join([head, *parts[1:]]), lookup_root(head, scope.path), fw._kind)
     known = shared_entry(fw, IMPORTED, key)

@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from qlint.analysis.graphs.fx_targets import is_target_attr
+from qlint.analysis.graphs.package_paths import runs_through_project
 from qlint.analysis.identifier_text import normalised
 from qlint.analysis.names.resolver import dotted_parts
 from qlint.analysis.names.scope import ClassScope, ModuleScope, function_assigns, parameter_args
@@ -63,6 +64,9 @@ class InheritedModule:
     path: str
     imports: dict[str, str]
     classes: dict[str, ClassEntry]
+    # The modules its imports name: `import pkg.checks` sets the attribute a base's path
+    # `pkg.checks.Base` runs through (`package_paths`).
+    imported_modules: frozenset[str] = frozenset()
 
 
 class InheritedSinksFact:  # a SummaryFact
@@ -86,7 +90,7 @@ class InheritedSinksFact:  # a SummaryFact
         classes = {}
         for name, (bases, methods, sunk) in value.items():
             classes[name] = (bases, frozenset(methods), sunk)
-        return InheritedModule(path, dict(summary.imports), classes)
+        return InheritedModule(path, dict(summary.imports), classes, frozenset(summary.imported_modules))
 
 
 def class_entry(cls: ClassScope, direct) -> list:
@@ -211,7 +215,7 @@ def inherited_uses(project, path: str, scope: ModuleScope, cls: ClassScope, fact
     root = ("", "")
     classes: dict[tuple[str, str], tuple[frozenset, dict]] = {root: (frozenset(cls.methods), {})}
     above: dict[tuple[str, str], list[tuple[str, str]]] = {root: []}
-    here = InheritedModule(path, dict(scope.imports), own)
+    here = InheritedModule(path, dict(scope.imports), own, frozenset(scope.imported_modules))
     stack = [(root, here, parts, 0) for parts in reversed([dotted_parts(b) for b in cls.bases])]
     while stack:
         child, module, parts, depth = stack.pop()
@@ -262,6 +266,8 @@ def _base(project, requester: str, module: InheritedModule, parts, fact):
         full = ".".join([head, *parts[1:]])
         if full.startswith(("torch.", "builtins.", "typing.", "abc.")):
             return None
+        if len(parts) > 2 and not runs_through_project(project, requester, module, head, parts[1:-1]):
+            return None  # `pkg.checks.Base` where the package binds `checks` to something else
         name_module, _, name = full.rpartition(".")
         found = project.find_module_in_check(name_module, module.path) if name_module else None
         if found is None:

@@ -38,6 +38,25 @@ def runs_through(fw, project, scope, head: str, middle: list[str]) -> bool:
     return True
 
 
+def runs_through_project(project, requester: str, scope, head: str, middle: list[str]) -> bool:
+    """`runs_through` for a reader without the helper search (`inherited_sinks`): modules found
+    as the check finds them, each `__init__` read a dependency of the check of `requester`."""
+    return runs_through(_ProjectLookups(project, requester), project, scope, head, middle)
+
+
+class _ProjectLookups:
+    """The two lookups `runs_through` asks of the helper search, asked of the project."""
+
+    def __init__(self, project, requester: str):
+        self._project, self._requester = project, requester
+
+    def _find(self, module: str, requester: str) -> str | None:
+        return self._project.find_module_in_check(module, requester)
+
+    def _read(self, project, path: str) -> None:
+        project.record_read(self._requester, path, project.digest(path))
+
+
 # How a package's `__init__` binds a submodule's name otherwise: to a name of another module or
 # a value of its own, which a later first import of the submodule replaces (`import pkg.checks`
 # in the module asking: the import system sets the package's attribute when it loads one); or

@@ -27,6 +27,7 @@ from qlint.analysis import scan_memo
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs import file_keys, kept_module_facts
 from qlint.analysis.graphs.graph_context import MARKER_WORDS, marked_path, may_carry_packets
+from qlint.analysis.identifier_text import named_holding, normalised
 from qlint.analysis.names import project_words
 from qlint.analysis.names.content_keys import known_digest
 from qlint.analysis.names.live_trees import parse as live_parse
@@ -422,7 +423,7 @@ def text_holding(project, path: str, key: tuple, needles: tuple[bytes, ...]) -> 
             data = fh.read(_MAX_BYTES + 1)
     except OSError:
         return None
-    if len(data) > _MAX_BYTES or not any(n in data for n in needles):
+    if len(data) > _MAX_BYTES or not (any(n in data for n in needles) or named_holding(data, needles)):
         return None
     try:
         return decode_source(data), data
@@ -488,9 +489,10 @@ def texts_spelling(
         if not asked:
             continue
         read = text_holding(ctx.project, path, key, tuple(names[i].encode() for i in asked))
+        words = normalised(read[0]) if read is not None else ""
         spelled = []
         for i in asked:
-            holds = read is not None and spells_word(read[0], names[i])
+            holds = read is not None and spells_word(words, names[i])
             if question is not None:
                 scan_memo.note(path, question + names[i], key, holds)
             if holds:

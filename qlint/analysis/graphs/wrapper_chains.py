@@ -8,6 +8,8 @@ answers, and the reads that make each answer's trail.
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 from qlint.analysis.graphs.called_names import attributes_called, may_call
 from qlint.analysis.graphs.forwarding_memos import IMPORTED, LINKS_OF, PASSING
 from qlint.analysis.graphs.forwarding_texts import (
@@ -175,12 +177,14 @@ def _mixed_in_by(fw, project, path: str, name: str, full: str, bases: list[tuple
     `bases`: by that name, or through it, `mod.Mixin` or `pkg.mod.Mixin`) whose module calls a
     sink on `self`, or (`further` modules down at most) subclasses a class of one that does in
     turn, written either way (`MIXIN_ROUNDS`)."""
-    for dotted, through in _based_on(name, full, bases):
+    for dotted, through, middle in _based_on(name, full, bases):
         if fw._index is not None and not fw._index.may_lead_to_class(dotted):
             continue
         found = _defining(fw, project, dotted, path, 0, base=True)
         if found is None or found[0] == path or (through and not _as_module(project, path, found[0])):
             continue
+        if middle and not _runs_through(fw, project, path, full, middle):
+            continue  # `pkg.checks.NodeChecks` where the package binds `checks` to something else
         if _mixes_in(fw, project, found[0]):
             return True
         if further <= 0:
@@ -196,23 +200,34 @@ def _mixed_in_by(fw, project, path: str, name: str, full: str, bases: list[tuple
     return False
 
 
-def _based_on(name: str, full: str, bases: list[tuple[str, ...]]) -> list[tuple[str, bool]]:
+def _based_on(name: str, full: str, bases: list[tuple[str, ...]]) -> list[tuple[str, bool, list[str]]]:
     """The dotted names of the classes `bases` (each starting at `name`, which an import binds
-    to `full`) may be, each with whether it is written through its module: `Mixin` imported by
-    name is `full`; `mod.Mixin` is `full.Mixin`, and so is `pkg.mod.Mixin` after a plain
-    `import pkg.mod` (`name` and `full` both `pkg`). A name bound by a plain import alone is no
+    to `full`) may be, each with whether it is written through its module and the attributes
+    the path runs through after `full` (`package_paths`): `Mixin` imported by name is `full`;
+    `mod.Mixin` is `full.Mixin`, and so is `pkg.mod.Mixin` after a plain `import pkg.mod`
+    (`name` and `full` both `pkg`, through `mod`). A name bound by a plain import alone is no
     class (`import mixins`, `class T(mixins)`)."""
-    out: list[tuple[str, bool]] = []
+    out: list[tuple[str, bool, list[str]]] = []
     for parts in bases:
         if len(parts) > 1:
-            found = (".".join((full, *parts[1:])), True)
+            found = (".".join((full, *parts[1:])), True, list(parts[1:-1]))
         elif name != full:
-            found = (full, False)
+            found = (full, False, [])
         else:
             continue
         if found not in out:
             out.append(found)
     return out
+
+
+def _runs_through(fw, project, path: str, head: str, middle: list[str]) -> bool:
+    """Whether the module at `path` may reach a base through the package path `head.<middle>`
+    (`package_paths`), by the modules its import statements name."""
+    from qlint.analysis.graphs.package_paths import runs_through
+    from qlint.analysis.names.text_imports import imported_modules
+
+    scope = SimpleNamespace(path=path, imported_modules=imported_modules(searched_text(project, path), path))
+    return runs_through(fw, project, scope, head, middle)
 
 
 def _as_module(project, path: str, mixin: str) -> bool:

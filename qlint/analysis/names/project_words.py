@@ -7,8 +7,10 @@ the project whether its text holds a name, dozens of names per run. Read again f
 ExecuTorch's cold run made 64,000 file reads (about 4 s of its 22 s). Here a module is read
 once per content key (its stat, or the editor's buffer: `content_keys`), and only its words
 are kept: the maximal runs of ASCII letters, digits and underscores, each once, joined by
-line breaks (ExecuTorch's 29 MB of modules keep 6.4 MB). Two questions are answered from them
-exactly, as reading the text would:
+line breaks (ExecuTorch's 29 MB of modules keep 6.4 MB), and those of the text as Python
+reads its names where NFKC changes it (`module_words`: `foo` with a fullwidth `f` is `foo`).
+Two questions are answered from them exactly, as reading the text, or that reading of it,
+would:
 
 - `holding`: the text holds `word` (a substring test). A word made of those characters only
   lies inside one run wherever it occurs, so the text holds it exactly when one of the
@@ -30,6 +32,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from itertools import islice
 from typing import TYPE_CHECKING
 
+from qlint.analysis.identifier_text import normalised_bytes
 from qlint.analysis.names import content_keys
 from qlint.analysis.names.references import spells as text_spells
 
@@ -199,6 +202,19 @@ def cut(paths: Iterable[str]) -> None:
             _words({}, path, key)
 
 
+def module_words(data: bytes) -> frozenset[bytes]:
+    """`words_of` a module's bytes, and of their reading as Python reads names
+    (`identifier_text.normalised_bytes`, NFKC) where that differs: a module calling `foo(...)`
+    with a fullwidth `f` calls `foo`, and holds the word `foo` as every other reader of it
+    finds. The raw words stay too (a scan of the raw text finds them). ASCII bytes, nearly
+    every module's, are their own reading (`bytes.isascii`: no copy)."""
+    words = words_of(data)
+    if data.isascii():
+        return words
+    named = normalised_bytes(data)
+    return words if named is data else words | words_of(named)
+
+
 def words_of(data: bytes) -> frozenset[bytes]:
     """The distinct maximal runs of ASCII letters, digits and underscores in `data`: a name is
     one of them exactly where `references.spells` finds it."""
@@ -255,7 +271,7 @@ def _words(overlay: Mapping[str, str], path: str, key: tuple) -> bytes | None:
     if entry is not None and entry[0] == key:
         return entry[1]
     data = content_keys.content_bytes(overlay, path, key, MAX_BYTES)
-    words = None if data is None else b"\n" + b"\n".join(words_of(data)) + b"\n"
+    words = None if data is None else b"\n" + b"\n".join(module_words(data)) + b"\n"
     if len(_MODULES) >= _MAX_MODULES:
         _MODULES.clear()
     _MODULES[path] = (key, words)
@@ -288,4 +304,4 @@ def _read_holds(overlay: Mapping[str, str], path: str, key: tuple, word: str, wh
     return text_spells(data, word) if whole else word.encode("utf-8", "surrogatepass") in data
 
 
-__all__ = ["MAX_BYTES", "cut", "holding", "known_to_lack", "reads", "spells", "words_of"]
+__all__ = ["MAX_BYTES", "cut", "holding", "known_to_lack", "module_words", "reads", "spells", "words_of"]

@@ -130,7 +130,7 @@ class Pending:
 
 
 def start(paths: list[str], limit: int, words_of: Callable[[bytes], Iterable[bytes]]) -> Pending | None:
-    """Fork a child that cuts the words of `paths` with `words_of` (`project_words.words_of`;
+    """Fork a child that cuts the words of `paths` with `words_of` (`project_words.module_words`;
     modules over `limit` bytes hold none), at the content keys taken now. None where no child
     can be forked (no `fork`: no workers are forked either, see `worker_pool._pool`)."""
     if not hasattr(os, "fork"):

@@ -7,8 +7,10 @@ questions are asked of many modules that are never otherwise parsed, so their im
 read from the text: every `import`/`from ... import` statement, wherever it stands. That is
 a superset of the module-level imports `ModuleScope` binds (an import inside a function
 counts too), which is what a prefilter needs: it may keep a file the check then finds clean,
-never skip one the check would report. Rows are read as Python reads them: a lone `\r` ends
-one (`source.lf_rows`), as in an old Mac file.
+never skip one the check would report. Rows and names are read as Python reads them
+(`identifier_text.normalised`): a lone `\r` ends a row, as in an old Mac file, and a name
+written in fullwidth letters is its ASCII twin (NFKC), in the checked module and in every
+other module read so.
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ import re
 from qlint.analysis.identifier_text import normalised
 from qlint.analysis.names.modules import module_name_for, resolve_relative
 from qlint.lazy_patterns import lazy
-from qlint.source import lf_rows
 
 # A statement starts a row or follows a `;` (matched there: `_starts`). `from` imports take a
 # bracketed list (over rows, with comments) or the rest of the row (with line continuations).
@@ -63,7 +64,9 @@ def _statements(text: str) -> list[re.Match[str]]:
     """The matches of the text's import statements, in order."""
     out: list[re.Match[str]] = []
     if "import" in text:
-        text = lf_rows(text)  # its matches' spans are the text's
+        # Names as Python reads them (`checks` in fullwidth letters imports `checks`). The spans are
+        # of this text: every reader of them (`import_spans`) passes one read so already.
+        text = normalised(text)
         for start in _starts(text, "import"):
             m = _STATEMENT.match(text, start)
             if m is not None:
@@ -176,7 +179,7 @@ def class_bases(text: str) -> set[tuple[str, ...]]:
     out: set[tuple[str, ...]] = set()
     if "class" not in text:
         return out
-    text = lf_rows(text)
+    text = normalised(text)
     for start in _starts(text, "class"):
         m = _CLASS.match(text, start)
         if m is None:
