@@ -39,14 +39,17 @@ def project_indexes(
         yield
         return
     from qlint.analysis.graphs import wrapper_index
-    from qlint.analysis.names import project_words
+    from qlint.analysis.names import project_words, shared_words
 
     roots = wrapper_index.roots(todo)
     cutting: list = []  # the words' child (`_words_cut`), once forked
+    here: list = []  # the words this process cut itself (`shared_words.cut_here`)
 
     def apart() -> None:  # one process: only beside the index child (`enable`)
         import_for_checks()  # what its checks import as they go
-        project_words.cut(_project_paths(roots, listed))
+        paths = _project_paths(roots, listed)
+        limit, cut = project_words.MAX_BYTES, project_words.module_words
+        here.append(shared_words.cut_here(paths, limit, cut) if paths else None)
 
     def meanwhile() -> None:  # workers to come: while a child makes the index, else before
         # The index child is forked first: it sets the pace of the run's start (ExecuTorch:
@@ -70,12 +73,15 @@ def project_indexes(
             wrapper_index.compile_gates()
         # Waited for in here: a Ctrl-C before `wait` is entered stops the child as well.
         words = cutting[0] if cutting else None
-        shared = words.wait() if words is not None else None
+        shared = words.wait() if words is not None else here[0] if here else None
     except BaseException:  # Ctrl-C, or a failure: the words are not waited for, nor kept mapped
         wrapper_index.disable()
         for words in cutting:
             if words is not None:
                 words.stop()
+        for cut in here:
+            if cut is not None:
+                cut.close()
         raise
     project_words.share(shared)
     try:

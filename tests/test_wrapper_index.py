@@ -248,8 +248,9 @@ def test_the_callers_own_work_runs_once_however_the_index_is_had(tmp_path, monke
 @pytest.mark.usefixtures("fresh_project_words")
 def test_a_run_loads_what_its_workers_inherit_or_its_checks_import_while_the_index_is_made(tmp_path, monkeypatch):
     """Workers share the project's words cut by a child; a run of one process cuts them
-    itself and imports its checks' modules while it waits for the index child (`apart`), not
-    when the results cache holds the index, and makes no third process for the words."""
+    itself (into a mapping of its own, shared as the child's are: `cut_here`) and imports its
+    checks' modules while it waits for the index child (`apart`), not when the results cache
+    holds the index, and makes no third process for the words."""
     from qlint import run_indexes, runner
     from qlint.analysis.names import project_words, shared_words
     from qlint.cache import Cache
@@ -279,7 +280,7 @@ def test_a_run_loads_what_its_workers_inherit_or_its_checks_import_while_the_ind
     assert handed == [(True, False)] + [(False, True)] * 3
     # The last run finds the index the third made in the store: nothing to wait for.
     assert loaded == ["inherited", "imported", "imported"] and children == [0]
-    assert seen == [(True, 0), (False, len(todo)), (False, len(todo)), (False, 0)]
+    assert seen == [(True, 0), (True, 0), (True, 0), (False, 0)]
     assert project_words._SHARED is None
 
 

@@ -200,11 +200,31 @@ _CHANGERS = frozenset({ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete, ast
 
 def _changed_by_methods(cls: ast.ClassDef, changes: frozenset[str]) -> frozenset[str] | None:
     """The attributes the class's own methods may change after the construction stored them
-    (None: any of them): an item stored into one (`self.data[k] = m`), a mutating method called
-    on one (`self.data.update(...)`, `self.model.train()`), one reassigned outside `__init__`
-    or handed to a call (`fit(self.model)`), a name bound to one, or `self` handed on whole.
-    What a bundle's field holds is the caller's only when none of them touches it."""
+    (None: any of them): an item stored into one (`self.data[k] = m`), a method of `changes`
+    called on one (`self.data.update(...)`, `self.model.train()`), one reassigned outside
+    `__init__` or handed to a call (`fit(self.model)`), a name bound to one, or `self` handed
+    on whole. What a bundle's field holds is the caller's only when none of them touches it.
+
+    The three readings of a class ask it with two sets of methods: the walk of its methods is
+    made once (`_method_changes`, kept on the class node) and answers both."""
+    assert changes <= _CHANGES  # what `_method_changes` keeps
+    found = kept_on_node(cls, _CHANGED, _method_changes)
+    if found is None:
+        return None
+    changed, called = found
+    return changed.union(name for method, name in called if method in changes)
+
+
+_CHANGED = "_qlint_changed_by_methods"
+
+
+def _method_changes(cls: ast.ClassDef) -> tuple[frozenset[str], tuple[tuple[str, str], ...]] | None:
+    """What `_changed_by_methods` reads of the class's methods, whichever of `_CHANGES` (every
+    set it is asked with is part of it) change a field: the attributes changed otherwise, and
+    (method, attribute) for each call of one of them on one (`self.model.train()`); None when
+    `self` is handed on whole."""
     changed: set[str] = set()
+    called: list[tuple[str, str]] = []
     for method in cls.body:
         if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
@@ -223,8 +243,8 @@ def _changed_by_methods(cls: ast.ClassDef, changes: frozenset[str]) -> frozenset
                     changed.add(name)  # `d = self.data`: changed through the alias, maybe
             elif isinstance(node, ast.Call):
                 func = node.func
-                if isinstance(func, ast.Attribute) and func.attr in changes and (name := _field_of(func.value)):
-                    changed.add(name)
+                if isinstance(func, ast.Attribute) and func.attr in _CHANGES and (name := _field_of(func.value)):
+                    called.append((func.attr, name))
                 if isinstance(func, ast.Name) and func.id in _LOOKS:
                     continue
                 for arg in [*node.args, *(kw.value for kw in node.keywords)]:
@@ -233,7 +253,7 @@ def _changed_by_methods(cls: ast.ClassDef, changes: frozenset[str]) -> frozenset
                         return None  # `register(self)`, `setattr(self, ...)`: anything
                     if (name := _field_of(arg)) is not None:
                         changed.add(name)
-    return frozenset(changed)
+    return frozenset(changed), tuple(called)
 
 
 def _field_of(expr: ast.AST) -> str | None:

@@ -60,8 +60,9 @@ _GENERATION = 0
 # next question with the same keys skips the walk over them (ExecuTorch's caller searches
 # asked 43 questions of its 3,784 modules).
 _WALKED: tuple[dict, int, str] | None = None
-# The words a parallel run's child cut for every process of the run (`shared_words`): a module
-# is answered from them at the key they were cut at, unless `_MODULES` holds it.
+# The words a parallel run's child cut for every process of the run, or a run of one process cut
+# for itself (`shared_words`): a module is answered from them at the key they were cut at, unless
+# `_MODULES` holds it.
 _SHARED: SharedWords | None = None
 
 # Known answers for modules not read at their keys yet (what an earlier run found), by path:
@@ -191,17 +192,6 @@ def known_to_lack(path: str, key: tuple, needles: tuple[bytes, ...]) -> bool:
     return False
 
 
-def cut(paths: Iterable[str]) -> None:
-    """Read and cut every module of `paths` (absolute, normalised: a listing's) at its content
-    key now, as the first question reaching it would: a run of one process does it while it
-    waits for the wrapper index's child (`run_indexes.project_indexes`), so its project scans skip
-    the modules whose words lack their needles (`known_to_lack`) instead of reading them."""
-    for path in paths:
-        key = content_keys.content_key({}, path, True)
-        if key is not None:
-            _words({}, path, key)
-
-
 def module_words(data: bytes) -> frozenset[bytes]:
     """`words_of` a module's bytes, and of their reading as Python reads names
     (`identifier_text.normalised_bytes`, NFKC) where that differs: a module calling `foo(...)`
@@ -304,4 +294,4 @@ def _read_holds(overlay: Mapping[str, str], path: str, key: tuple, word: str, wh
     return text_spells(data, word) if whole else word.encode("utf-8", "surrogatepass") in data
 
 
-__all__ = ["MAX_BYTES", "cut", "holding", "known_to_lack", "module_words", "reads", "spells", "words_of"]
+__all__ = ["MAX_BYTES", "holding", "known_to_lack", "module_words", "reads", "spells", "words_of"]
