@@ -47,9 +47,14 @@ def hands_back_in(method: ast.AST, walk_of: Callable[[], object]) -> Callable[[a
 
 
 def _hands_back(sem, method: ast.AST, call: ast.Call, name: str) -> bool:
-    func = call.func
+    return _keeps_call(sem, call.func, name, lambda: _receiver_class(sem, method, name))
+
+
+def _keeps_call(sem, func: ast.expr, name: str, receiver: Callable[[], object]) -> bool:
+    """Whether a call of `func` hands `name` back as it came: a method of `receiver()` (the
+    local's class, asked only for `name.meth(...)`) or a project function `name` is handed to."""
     if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == name:
-        cls = _receiver_class(sem, method, name)
+        cls = receiver()
         found = _method(sem, cls, func.attr) if cls is not None else None
     else:
         found = helper_calls.callee(sem, func)
@@ -78,17 +83,7 @@ def _receiver_class(sem, method: ast.AST, name: str):
     if not classes or any(c.node is not classes[0].node for c in classes):
         return None
     cls = classes[0]
-    for value in rebindings:
-        func = value.func
-        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == name:
-            found = _method(sem, cls, func.attr)
-        else:
-            found = helper_calls.callee(sem, func)
-            if found is not None and found[3]:
-                return None
-        if found is None or not keeps(sem, found):
-            return None
-    return cls
+    return cls if all(_keeps_call(sem, value.func, name, lambda: cls) for value in rebindings) else None
 
 
 def _calls_on(value: ast.expr, name: str) -> bool:
