@@ -17,6 +17,7 @@ which sets the attribute when it loads the submodule, and `__init__` did not loa
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 from qlint.analysis.graphs.forwarding_texts import searched_text, text_names
 from qlint.analysis.graphs.forwarding_trails import module_file, read_module
@@ -27,34 +28,39 @@ def runs_through(fw, project, scope, head: str, middle: list[str]) -> bool:
     before it) may reach the module `head.<middle>` of the module of `scope`: no package on
     the way binds the next name to anything but its submodule (a dependency of the answer:
     `read_module`)."""
-    imported = scope.imported_modules
-    package = head
-    for name in middle:
-        module = f"{package}.{name}"
-        bound = _bound_otherwise(fw, project, package, name, module, scope.path)
-        if bound == _FROM_IT or (bound and module not in imported):
-            return False
-        package = module
-    return True
+    return _runs_through(
+        lambda module, requester: module_file(fw, module, requester),
+        lambda path: read_module(fw, project, path),
+        project,
+        scope,
+        head,
+        middle,
+    )
 
 
 def runs_through_project(project, requester: str, scope, head: str, middle: list[str]) -> bool:
     """`runs_through` for a reader without the helper search (`inherited_sinks`): modules found
     as the check finds them, each `__init__` read a dependency of the check of `requester`."""
-    return runs_through(_ProjectLookups(project, requester), project, scope, head, middle)
+    return _runs_through(
+        project.find_module_in_check,
+        lambda path: project.record_read(requester, path, project.digest(path)),
+        project,
+        scope,
+        head,
+        middle,
+    )
 
 
-class _ProjectLookups:
-    """The two lookups `runs_through` asks of the helper search, asked of the project."""
-
-    def __init__(self, project, requester: str):
-        self._project, self._requester = project, requester
-
-    def _find(self, module: str, requester: str) -> str | None:
-        return self._project.find_module_in_check(module, requester)
-
-    def _read(self, project, path: str) -> None:
-        project.record_read(self._requester, path, project.digest(path))
+def _runs_through(find: Callable, read: Callable, project, scope, head: str, middle: list[str]) -> bool:
+    imported = scope.imported_modules
+    package = head
+    for name in middle:
+        module = f"{package}.{name}"
+        bound = _bound_otherwise(find, read, project, package, name, module, scope.path)
+        if bound == _FROM_IT or (bound and module not in imported):
+            return False
+        package = module
+    return True
 
 
 # How a package's `__init__` binds a submodule's name otherwise: to a name of another module or
@@ -65,13 +71,15 @@ class _ProjectLookups:
 _OTHER, _FROM_IT = 1, 2
 
 
-def _bound_otherwise(fw, project, package: str, name: str, module: str, requester: str) -> int:
-    path = module_file(fw, package, requester)
+def _bound_otherwise(
+    find: Callable, read: Callable, project, package: str, name: str, module: str, requester: str
+) -> int:
+    path = find(package, requester)
     if path is None or os.path.basename(path) != "__init__.py":
         return 0
     from qlint.analysis.graphs.packet_modules import may_be_assigned
 
-    read_module(fw, project, path)
+    read(path)
     defined, _, imports = text_names(project, path)
     bound = imports.get(name, module)
     if bound.startswith(module + "."):
