@@ -40,7 +40,7 @@ from qlint.analysis.flow.grad_loops import freezes_only
 from qlint.analysis.flow.model_apis import key, mode_call
 from qlint.analysis.flow.model_torch_nn import MODE_KEEPING_METHODS, arguments_run_nothing
 from qlint.analysis.node_memo import kept_on_node
-from qlint.analysis.tree_walk import statement_lists
+from qlint.analysis.tree_walk import mentions_name, statement_lists
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
@@ -134,7 +134,7 @@ def _mode_at_store(stmts: list[ast.stmt], i: int, keeps: Keeps | None = None) ->
                 return (mode, _switch_node(stmt.value), value.id) if mode in ("eval", "train") else None
         if _step_keeps(stmt, value.id, keeps):
             continue  # `model.float()`, `model = model.to(device)`, a loop freezing its parameters
-        if _names(stmt, value.id):
+        if mentions_name(stmt, value.id):
             return None  # named between the switch and the store: it may switch it back
     return None
 
@@ -147,16 +147,15 @@ def _step_keeps(stmt: ast.stmt, name: str, keeps: Keeps | None) -> bool:
         return True
     if keeps is not None and _kept_call(stmt, name, keeps):
         return True
-    if isinstance(stmt, ast.If) and not _names(stmt.test, name):
-        return all(_step_keeps(s, name, keeps) or not _names(s, name) for s in (*stmt.body, *stmt.orelse))
+    if isinstance(stmt, ast.If) and not mentions_name(stmt.test, name):
+        return all(_step_keeps(s, name, keeps) or not mentions_name(s, name) for s in (*stmt.body, *stmt.orelse))
     return False
 
 
 def _kept_call(stmt: ast.stmt, name: str, keeps: Keeps) -> bool:
     """`wrap(model)`, `model = wrap(model)`, `model.fuse()` or `model = model.fuse()`: a call
     naming `name` once, as its receiver or first argument, that `keeps` says hands it back."""
-    rebinds = isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and key(stmt.targets[0]) == name
-    if not (isinstance(stmt, ast.Expr) or rebinds) or not isinstance(stmt.value, ast.Call):
+    if not _steps_on(stmt, name) or not isinstance(stmt.value, ast.Call):
         return False
     call = stmt.value
     func = call.func
@@ -165,6 +164,13 @@ def _kept_call(stmt: ast.stmt, name: str, keeps: Keeps) -> bool:
     if receiver == first or sum(isinstance(n, ast.Name) and n.id == name for n in ast.walk(call)) != 1:
         return False
     return keeps(call, name)
+
+
+def _steps_on(stmt: ast.stmt, name: str) -> bool:
+    """`stmt` is an expression statement or `name = ...`: the shapes a step on `name` between
+    its switch and its store may take (`name.float()`, `name = wrap(name)`)."""
+    rebinds = isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and key(stmt.targets[0]) == name
+    return isinstance(stmt, ast.Expr) or rebinds
 
 
 def _kept_pair(stmt: ast.stmt, name: str) -> bool:
@@ -183,11 +189,7 @@ def _kept_pair(stmt: ast.stmt, name: str) -> bool:
     if kept is value.elts[j] or not isinstance(kept, ast.Name) or kept.id != name:
         return False
     others = (*target.elts[:j], *target.elts[j + 1 :], *value.elts[:j], *value.elts[j + 1 :])
-    return not any(_names(e, name) for e in others)
-
-
-def _names(node: ast.AST, name: str) -> bool:
-    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node))
+    return not any(mentions_name(e, name) for e in others)
 
 
 def _kept(expr: ast.expr) -> ast.expr:
@@ -213,8 +215,7 @@ def _switch_node(expr: ast.expr) -> ast.Call:
 def _keeps_mode_of(stmt: ast.stmt, name: str) -> bool:
     """`name.float()` or `name = name.to(device)` (`MODE_KEEPING_METHODS` calls only): the statement
     hands `name` back as the same module in the same mode."""
-    rebinds = isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and key(stmt.targets[0]) == name
-    if not (isinstance(stmt, ast.Expr) or rebinds):
+    if not _steps_on(stmt, name):
         return False
     kept = _kept(stmt.value)
     return kept is not stmt.value and isinstance(kept, ast.Name) and kept.id == name
@@ -230,7 +231,7 @@ def _not_read_after(method: ast.AST, name: str, store: ast.Assign) -> bool:
         if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
             return False
         if isinstance(node, _SCOPES):
-            if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node)):
+            if mentions_name(node, name):
                 return False
             continue
         if isinstance(node, ast.Name) and node.id == name and (node.lineno, node.col_offset) > end:
