@@ -117,9 +117,7 @@ class Pending:
         if status != 0:
             self.blob.close()
             return None
-        spans = array.array("q")
-        spans.frombytes(self.blob[: _SPAN * len(self.paths)])
-        return SharedWords(self.paths, self.keys, spans, self.blob)
+        return _shared(self.paths, self.keys, self.blob)
 
     def stop(self) -> None:
         """Kill the child, reap it (no zombie left behind) and unmap the words; once is enough."""
@@ -179,6 +177,12 @@ def cut_here(paths: list[str], limit: int, words_of: Callable[[bytes], Iterable[
     except BaseException:  # Ctrl-C while cutting: nothing of it is kept
         blob.close()
         raise
+    return _shared(paths, keys, blob)
+
+
+def _shared(paths: list[str], keys: list[tuple], blob: mmap.mmap) -> SharedWords:
+    """The words cut into `blob` (by a child or by this process), with the spans `_cut` wrote
+    at its start."""
     spans = array.array("q")
     spans.frombytes(blob[: _SPAN * len(paths)])
     return SharedWords(paths, keys, spans, blob)
