@@ -254,17 +254,18 @@ def root() -> Path:
 
 @pytest.fixture
 def scan_reads(monkeypatch) -> list[str]:
-    """The modules the project search reads for a name (`project_scan.text_holding`), in order."""
-    from qlint.analysis.graphs import project_scan
+    """The modules the project search reads for a name (`project_texts.text_holding`), in order."""
+    from qlint.analysis.graphs import project_texts, scanned_facts
 
     seen: list[str] = []
-    holding = project_scan.text_holding
+    holding = project_texts.text_holding
 
     def counted(project, path, key, needles):
         seen.append(path)
         return holding(project, path, key, needles)
 
-    monkeypatch.setattr(project_scan, "text_holding", counted)
+    for module in (project_texts, scanned_facts):
+        monkeypatch.setattr(module, "text_holding", counted)
     return seen
 
 

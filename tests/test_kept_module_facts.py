@@ -20,6 +20,7 @@ from qlint.analysis.graphs import (
     kept_shards,
     kept_state,
     project_scan,
+    scanned_facts,
 )
 from qlint.analysis.names import content_keys
 from qlint.analysis.names.project import ProjectIndex
@@ -69,8 +70,8 @@ def _new_process() -> None:
         memo.clear()
     forwarding_memos.PASSING.clear()
     project_scan._PROJECTS.clear()
-    project_scan._UNKEPT_MISSES.clear()
-    project_scan._NO_PACKET_INSERTS.clear()
+    scanned_facts._UNKEPT_MISSES.clear()
+    project_scan.NO_PACKET_INSERTS.clear()
     packet_scan._PARSED.clear()
     packet_scan._LAST_SCAN.clear()
     content_keys._DIGESTS.clear()
@@ -88,13 +89,13 @@ def store(tmp_path, monkeypatch):
 def parses(monkeypatch):
     """The paths of the other modules the scan parses for a fact."""
     parsed: list[str] = []
-    module_context = project_scan.module_context
+    module_context = scanned_facts.module_context
 
     def counting(path, text, ctx):
         parsed.append(path)
         return module_context(path, text, ctx)
 
-    monkeypatch.setattr(project_scan, "module_context", counting)
+    monkeypatch.setattr(scanned_facts, "module_context", counting)
     return parsed
 
 

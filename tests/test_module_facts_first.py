@@ -1,4 +1,4 @@
-"""`project_scan.module_facts(first=True)` stops at the first module whose fact is true: a caller
+"""`scanned_facts.module_facts(first=True)` stops at the first module whose fact is true: a caller
 asking whether any module's fact holds (`self_traced_graphs._traces_in_project`: does a kept
 module spelling a trace parse?) had every such module parsed (the installed torch: 69 of them,
 ~0.55 s of CPU, where the first said yes)."""
@@ -9,7 +9,7 @@ import ast
 import os
 
 from qlint.analysis.context import FileContext
-from qlint.analysis.graphs import project_scan, self_traced_graphs
+from qlint.analysis.graphs import scanned_facts, self_traced_graphs
 from qlint.analysis.names.modules import module_name_for
 from qlint.analysis.names.project import ProjectIndex
 from qlint.optable import load_op_table
@@ -42,13 +42,13 @@ def _ctx(root) -> FileContext:
 
 def _parses(monkeypatch) -> list[str]:
     parsed: list[str] = []
-    real = project_scan.module_context
+    real = scanned_facts.module_context
 
     def counted(path, text, ctx):
         parsed.append(os.path.basename(path))
         return real(path, text, ctx)
 
-    monkeypatch.setattr(project_scan, "module_context", counted)
+    monkeypatch.setattr(scanned_facts, "module_context", counted)
     return parsed
 
 
@@ -79,9 +79,9 @@ def test_first_stops_at_a_true_fact_only(tmp_path, monkeypatch):
     def in_b(module: FileContext) -> bool:
         return module.path.endswith("b.py")
 
-    everything = project_scan.module_facts(_ctx(root), ("make_fx",), in_b, keep=False)
+    everything = scanned_facts.module_facts(_ctx(root), ("make_fx",), in_b, keep=False)
     parsed = _parses(monkeypatch)
-    found = project_scan.module_facts(_ctx(root), ("make_fx",), in_b, keep=False, first=True)
+    found = scanned_facts.module_facts(_ctx(root), ("make_fx",), in_b, keep=False, first=True)
     assert sorted(everything) == [False, False, True]
     # The modules before b (false facts) are all asked; none after it.
     assert found[-1] is True and found.count(True) == 1 and len(found) == len(parsed)

@@ -6,7 +6,7 @@ rules do (`identifier_text.normalised`; issue 14, stop 70's leftovers).
   was turned away before the check (which reads the tree, where the names are plain). The
   rule's triggers are now asked of the normalised text (`identifier_triggers`), as QL101's and
   QL102's are.
-- The project scans for another module spelling a name (`project_scan.texts_naming`, and the
+- The project scans for another module spelling a name (`project_texts.texts_naming`, and the
   modules' words they skip by, `project_words`) read raw bytes: a private matcher that another
   module calls as `matchers._is_relu(n)` with fullwidth letters was taken for one nothing
   calls (QL101 quiet). The words now hold the module's NFKC reading too, where it differs.
@@ -92,7 +92,7 @@ def test_ascii_texts_read_as_they_are(tmp_path):
 
 # A private matcher of a package: reported only where another module of the project names it
 # (`never_called`: otherwise nothing can call it), which the project scans find by its words
-# (`project_scan.texts_naming`, `project_words`).
+# (`project_texts.texts_naming`, `project_words`).
 MATCHERS = "import torch\n\n\ndef _is_relu(n):\n    return n.target == torch.ops.aten.relu\n"
 
 

@@ -183,16 +183,16 @@ def test_a_module_no_import_links_to_the_matcher_is_parsed_once_for_its_question
     # Whether it inserts the packet into graphs that carry packets is kept with its content;
     # the linked-insertion questions that follow (not kept) need no parse of a module whose
     # text does not spell the matcher's module and that the matcher does not import.
-    from qlint.analysis.graphs import project_scan
+    from qlint.analysis.graphs import project_texts
 
     parsed: list[str] = []
-    live_parse = project_scan.live_parse
+    live_parse = project_texts.live_parse
 
     def parse(text, path, *args):
         parsed.append(path.rpartition("/")[2])
         return live_parse(text, path, *args)
 
-    monkeypatch.setattr(project_scan, "live_parse", parse)
+    monkeypatch.setattr(project_texts, "live_parse", parse)
     pkg = _package(tmp_path, excluded=_LITERAL)
     (pkg / "unlinked.py").write_text(UNLINKED)
     assert _rows_flagged(pkg, "tiling", "QL101") == []

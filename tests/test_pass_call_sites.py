@@ -3,7 +3,7 @@ from what is known of each module's content (`project_search.modules_holding`: i
 read once per content, and what earlier runs found its text to hold or lack), not by reading
 the package again for each name (ao's qat_utils.py: its ~440 modules once per name asked, 5
 names), and walks each module once for every name asked of it. The modules and the sites are
-those the text scan of the package for the name finds (`project_scan.texts_naming`, what
+those the text scan of the package for the name finds (`project_texts.texts_naming`, what
 `modules_naming` was)."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 
 from qlint.analysis import scan_memo
 from qlint.analysis.context import FileContext
-from qlint.analysis.graphs import init_fields, pass_call_sites, project_scan
+from qlint.analysis.graphs import init_fields, pass_call_sites, project_texts
 from qlint.analysis.names import project_words
 from qlint.analysis.names.modules import module_name_for
 from qlint.analysis.names.project import ProjectIndex
@@ -106,7 +106,7 @@ def _sites(pkg: str, name: str) -> list[tuple[str, str, int, int]]:
 
 def _scanned(ctx: FileContext, name: str) -> list[FileContext]:
     """`modules_naming` as the text scan of every module of the package for the name."""
-    found = (project_scan.parsed_module(ctx, path, text) for path, text in project_scan.texts_naming(ctx, name))
+    found = (project_texts.parsed_module(ctx, path, text) for path, text in project_texts.texts_naming(ctx, name))
     return [other for other in found if other is not None]
 
 

@@ -1,5 +1,5 @@
 """Whether a kept module of the project scan holds a probe's needles and pattern (the front-end
-rename search, the normalisers) is kept between runs (`project_scan.module_facts(saved=True)`,
+rename search, the normalisers) is kept between runs (`scanned_facts.module_facts(saved=True)`,
 `scan_memo`): a later `qlint check -` reads only the kept modules that may answer, and an
 edit to one of them (a renaming front end appears, a normaliser disappears) still changes the
 verdict through the cache."""
@@ -144,7 +144,7 @@ def test_a_big_project_is_answered_in_one_pass_as_module_by_module(tmp_path, sto
         assert _check(inserter, ("QL102",)) == first
         monkeypatch.setattr(scan_memo, "answers", real)
         files = project_scan._PROJECTS[pkg].files
-        return {p: (k, "read" if t is project_scan._UNREAD or t else None) for p, (k, t) in files.items()}, asked
+        return {p: (k, "read" if t is project_scan.UNREAD or t else None) for p, (k, t) in files.items()}, asked
 
     batched, asked_batched = files_after_a_new_run(64)
     one_by_one, asked_one_by_one = files_after_a_new_run(10**6)

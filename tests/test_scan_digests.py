@@ -41,7 +41,7 @@ def test_a_run_that_records_no_dependencies_does_not_hash_what_it_scans(tmp_path
     hashed = _counting(monkeypatch)
     project = ProjectIndex(track_dependents=False)
     with ProjectIndex.dependencies_unwanted():
-        assert project_scan._read(project, path, key) == (key, project_scan._UNREAD)
+        assert project_scan._read(project, path, key) == (key, project_scan.UNREAD)
     assert hashed == []
     assert content_keys.known_digest(path, key) is None
     # Asked later, the digest is the file's.
@@ -54,10 +54,10 @@ def test_a_run_that_records_them_hashes_each_module_once(tmp_path, monkeypatch):
     hashed = _counting(monkeypatch)
     project = ProjectIndex(track_dependents=False)
     assert project.wants_dependencies
-    assert project_scan._read(project, path, key) == (key, project_scan._UNREAD)
+    assert project_scan._read(project, path, key) == (key, project_scan.UNREAD)
     assert hashed == [len(TEXT)]
     assert content_keys.known_digest(path, key) == hashlib.sha256(TEXT).hexdigest()
     # A module whose digest the index worked out already (its summary) is not hashed again.
     content_keys.remember_digest(other, other_key, hashlib.sha256(TEXT + b"# other\n").hexdigest())
-    assert project_scan._read(project, other, other_key) == (other_key, project_scan._UNREAD)
+    assert project_scan._read(project, other, other_key) == (other_key, project_scan.UNREAD)
     assert hashed == [len(TEXT)]

@@ -1,5 +1,5 @@
 """A project scan that reads modules only to search their bytes for a few names
-(`project_scan.text_holding`: QL102's consumer and definition scans) asks the words a caller
+(`project_texts.text_holding`: QL102's consumer and definition scans) asks the words a caller
 search cut already (`project_words.known_to_lack`, `SharedWords.lacks`) and skips the read of
 a module they show holds none of the names; what it answers is what reading answers. So does
 the whole-project scan (`project_scan.scanned_project`) for the modules that hold none of its needles
@@ -11,7 +11,7 @@ import builtins
 
 import pytest
 
-from qlint.analysis.graphs import project_scan
+from qlint.analysis.graphs import project_scan, project_texts
 from qlint.analysis.names import content_keys, project_words, shared_words
 from qlint.analysis.project_files import python_files
 from qlint.source import read_source
@@ -40,7 +40,8 @@ def _counting_opens(monkeypatch) -> list[str]:
         opened.append(path)
         return builtins.open(path, *args, **kwargs)
 
-    monkeypatch.setattr(project_scan, "open", counting, raising=False)
+    for module in (project_scan, project_texts):
+        monkeypatch.setattr(module, "open", counting, raising=False)
     return opened
 
 
@@ -71,7 +72,7 @@ def test_an_edited_module_is_not_answered_from_its_old_words(tmp_path):
     edited = _keys(root)[path]
     assert edited != keys[path]
     assert not project_words.known_to_lack(path, edited, (b"quantize_module",))
-    assert project_scan.text_holding(None, path, edited, (b"quantize_module",)) is not None
+    assert project_texts.text_holding(None, path, edited, (b"quantize_module",)) is not None
 
 
 def test_a_module_over_the_words_limit_is_still_read(tmp_path, monkeypatch):
@@ -83,8 +84,8 @@ def test_a_module_over_the_words_limit_is_still_read(tmp_path, monkeypatch):
     # Too large for the words (they hold nothing), not for the scan: the scan reads it.
     assert not project_words.known_to_lack(big, keys[big], (b"quantize_module",))
     opened = _counting_opens(monkeypatch)
-    assert project_scan.text_holding(None, big, keys[big], (b"quantize_module",)) is not None
-    assert project_scan.text_holding(None, small, keys[small], (b"quantize_module",)) is None
+    assert project_texts.text_holding(None, big, keys[big], (b"quantize_module",)) is not None
+    assert project_texts.text_holding(None, small, keys[small], (b"quantize_module",)) is None
     assert opened == [big]
 
 
@@ -94,7 +95,7 @@ def test_the_scan_reads_only_modules_whose_words_may_hold_a_name(tmp_path, monke
     opened = _counting_opens(monkeypatch)
     for needles in [(b"quantize_module",), (b"export_utils", b"absent_everywhere"), ("naïve".encode(),)]:
         opened.clear()
-        found = {p for p, k in keys.items() if project_scan.text_holding(None, p, k, needles) is not None}
+        found = {p for p, k in keys.items() if project_texts.text_holding(None, p, k, needles) is not None}
         by_reading = {p for p, k in keys.items() if not _lacks_by_reading(p, k, needles)}
         assert found == by_reading, needles
         if needles[0].isascii():
@@ -116,7 +117,7 @@ def test_the_shared_words_tell_the_same_without_a_read(tmp_path, monkeypatch):
             needles = (word.encode(),)
             assert project_words.known_to_lack(path, key, needles) == _lacks_by_reading(path, key, needles)
     opened = _counting_opens(monkeypatch)
-    found = {p for p, k in keys.items() if project_scan.text_holding(None, p, k, (b"quantize_module",))}
+    found = {p for p, k in keys.items() if project_texts.text_holding(None, p, k, (b"quantize_module",))}
     assert found == {p for p in keys if "quantize_module" in TEXTS[p.rsplit("/", 1)[1]]}
     assert set(opened) == found
     assert project_words.reads() == 0
@@ -153,13 +154,13 @@ def _scanned(paths_keys: dict) -> dict:
     from qlint.analysis.names.project import ProjectIndex
 
     scan_memo.forget()
-    project_scan._NO_PACKET_INSERTS.clear()
+    project_scan.NO_PACKET_INSERTS.clear()
     project = ProjectIndex(track_dependents=False)
     answers = {p: project_scan._read(project, p, k) for p, k in paths_keys.items()}
-    no_packets = {p for p, k in paths_keys.items() if project_scan._NO_PACKET_INSERTS.get(p) == k}
+    no_packets = {p for p, k in paths_keys.items() if project_scan.NO_PACKET_INSERTS.get(p) == k}
     memo = {p: scan_memo.answers(p, k, [project_scan._QUESTION])[0] for p, k in paths_keys.items()}
     scan_memo.forget()
-    project_scan._NO_PACKET_INSERTS.clear()
+    project_scan.NO_PACKET_INSERTS.clear()
     return {"answers": answers, "no_packets": no_packets, "memo": memo}
 
 
@@ -184,7 +185,7 @@ def test_the_project_scan_reads_a_module_the_words_cannot_vouch_for(tmp_path, mo
     plain = str(root / "plain.py")
     # Its words were cut at the old content: read, as are those whose words hold a needle.
     assert {p.rsplit("/", 1)[1] for p in opened} == set(_SCANNED) - _UNREAD_ONES | {"plain.py"}
-    assert answers[plain] == (edited[plain], project_scan._UNREAD)  # it inserts now
+    assert answers[plain] == (edited[plain], project_scan.UNREAD)  # it inserts now
 
 
 def test_the_project_scan_asks_the_shared_words_too(tmp_path, monkeypatch):
@@ -234,7 +235,7 @@ def _probed(keys: dict, needles: tuple[str, ...]) -> dict:
     scan_memo.forget()
     found = {
         p: project_scan.kept_module_holds(
-            project_scan._Project(), p, k, project_scan._UNREAD, needles, None, "q", False
+            project_scan._Project(), p, k, project_scan.UNREAD, needles, None, "q", False
         )[0]
         for p, k in keys.items()
     }

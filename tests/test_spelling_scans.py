@@ -1,4 +1,4 @@
-"""`project_scan.texts_spelling` within one check: a scan run to its end keeps which modules
+"""`project_texts.texts_spelling` within one check: a scan run to its end keeps which modules
 spell each name, and a later scan of names all asked already reads only what it yields from
 that (torch: QL102 asked a pass module's functions one by one and all together, QL101 thrice
 whether one private function is named elsewhere, each a read of 2,285 modules). The answers
@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.context import FileContext
-from qlint.analysis.graphs import project_scan
+from qlint.analysis.graphs import project_texts
 from qlint.analysis.names.modules import module_name_for
 from qlint.analysis.names.project import ProjectIndex
 from qlint.optable import load_op_table
@@ -35,7 +35,7 @@ def _check(tmp_path) -> FileContext:
 
 
 def _found(ctx, names) -> list[tuple[str, str, list[str]]]:
-    return [(p.rpartition("/")[2], text, spelled) for p, text, spelled in project_scan.texts_spelling(ctx, names)]
+    return [(p.rpartition("/")[2], text, spelled) for p, text, spelled in project_texts.texts_spelling(ctx, names)]
 
 
 def test_a_name_scanned_again_reads_nothing(tmp_path, scan_reads):
@@ -70,7 +70,7 @@ def test_names_asked_together_answer_each_alone_after(tmp_path, scan_reads):
 
 def test_a_scan_stopped_early_keeps_nothing(tmp_path, scan_reads):
     ctx = _check(tmp_path)
-    assert next(project_scan.texts_naming(ctx, "helper"))[0].endswith("a.py")
+    assert next(project_texts.texts_naming(ctx, "helper"))[0].endswith("a.py")
     stopped = len(scan_reads)
     assert [f[0] for f in _found(ctx, ("helper",))] == ["a.py", "c.py"]
     assert len(scan_reads) > stopped
@@ -80,12 +80,12 @@ def test_a_scan_with_a_question_answers_a_plain_one_not_another_with_a_question(
     # The modules a scan with a question skips are known not to spell the name: its answers
     # are whole. A scan with a question scan_reads again, noting each module's answer for later runs.
     ctx = _check(tmp_path)
-    asked = list(project_scan.texts_spelling(ctx, ("helper",), question="test-spelling:"))
+    asked = list(project_texts.texts_spelling(ctx, ("helper",), question="test-spelling:"))
     scanned = len(scan_reads)
     assert [p.rpartition("/")[2] for p, _, _ in asked] == ["a.py", "c.py"]
     assert _found(ctx, ("helper",)) == [(p.rpartition("/")[2], t, s) for p, t, s in asked]
     assert len(scan_reads) == scanned
-    assert list(project_scan.texts_spelling(ctx, ("helper",), question="test-spelling:")) == asked
+    assert list(project_texts.texts_spelling(ctx, ("helper",), question="test-spelling:")) == asked
     assert len(scan_reads) > scanned
 
 
@@ -94,8 +94,8 @@ def test_other_modules_are_scanned_again(tmp_path, scan_reads, monkeypatch):
     ctx = _check(tmp_path)
     _found(ctx, ("helper",))
     scanned = len(scan_reads)
-    real = project_scan.project_modules
-    monkeypatch.setattr(project_scan, "project_modules", lambda *a: [m for m in real(*a) if not m[0].endswith("c.py")])
+    real = project_texts.project_modules
+    monkeypatch.setattr(project_texts, "project_modules", lambda *a: [m for m in real(*a) if not m[0].endswith("c.py")])
     assert [f[0] for f in _found(ctx, ("helper",))] == ["a.py"]
     assert len(scan_reads) > scanned
 

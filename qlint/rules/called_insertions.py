@@ -33,7 +33,8 @@ from qlint.analysis.context import FileContext
 from qlint.analysis.graphs.call_parts import callee_name
 from qlint.analysis.graphs.insertions import writes_insertion
 from qlint.analysis.graphs.own_insertions import inserting_functions, spelled_packet
-from qlint.analysis.graphs.project_scan import parsed_module, scan_root, texts_spelling
+from qlint.analysis.graphs.project_scan import scan_root
+from qlint.analysis.graphs.project_texts import parsed_module, texts_spelling
 from qlint.analysis.names.functions import Body
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import unique_value

@@ -27,7 +27,7 @@ import os
 from collections.abc import Iterator
 
 from qlint.analysis.context import FileContext
-from qlint.analysis.graphs.project_scan import parsed_module, texts_naming
+from qlint.analysis.graphs.project_texts import parsed_module, texts_naming
 from qlint.analysis.names.modules import module_stem as named_stem
 from qlint.analysis.names.text_imports import imported_modules, may_import
 from qlint.lazy_patterns import lazy

@@ -21,7 +21,7 @@ import ast
 from qlint.analysis.flow.method_references import owner_class
 from qlint.analysis.flow.model_apis import classify_call
 from qlint.analysis.flow.project_search import named_in_text
-from qlint.analysis.graphs.project_scan import read_module
+from qlint.analysis.graphs.project_texts import read_module
 from qlint.analysis.names.scope import parameter_at
 from qlint.analysis.tree_walk import own_nodes
 from qlint.rules.base import FileContext

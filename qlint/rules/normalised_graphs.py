@@ -21,7 +21,7 @@ from qlint.analysis.graphs.project_normalisers import (
     normalised_callees,
     normalising_decorator,
 )
-from qlint.analysis.graphs.project_scan import module_facts
+from qlint.analysis.graphs.scanned_facts import module_facts
 from qlint.analysis.graphs.stripped_later import named_elsewhere
 from qlint.analysis.names.functions import Body, module_function
 from qlint.analysis.names.resolver import Resolver

@@ -35,7 +35,7 @@ import ast
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs.graph_local_reads import local_bindings
 from qlint.analysis.graphs.insertions import inserted_exprs, writes_insertion
-from qlint.analysis.graphs.project_scan import parsed_module
+from qlint.analysis.graphs.project_texts import parsed_module
 from qlint.analysis.names.functions import innermost_body
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.tree_walk import binds_name

@@ -24,7 +24,7 @@ import re
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs.insertions import writes_insertion
-from qlint.analysis.graphs.project_scan import parsed_module, project_modules, text_holding
+from qlint.analysis.graphs.project_texts import parsed_module, project_modules, text_holding
 from qlint.rules.module_insertions import insertions
 
 _CACHE_KEY = "ql101.own-op-packet"

@@ -35,7 +35,7 @@ from qlint.analysis.context import FileContext
 from qlint.analysis.graphs.call_parts import callee_name
 from qlint.analysis.graphs.insertions import writes_insertion
 from qlint.analysis.graphs.own_insertions import inserting_functions
-from qlint.analysis.graphs.project_scan import project_modules, text_holding
+from qlint.analysis.graphs.project_texts import project_modules, text_holding
 from qlint.analysis.names.op_refs import OpRef
 from qlint.rules.packet_scan import (
     NAME_KEY,

@@ -50,7 +50,7 @@ from itertools import pairwise
 from qlint.analysis import scan_memo
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs.never_called import enclosing_definitions
-from qlint.analysis.graphs.project_scan import parsed_module, project_modules
+from qlint.analysis.graphs.project_texts import parsed_module, project_modules
 from qlint.analysis.names.op_refs import OpRef
 from qlint.analysis.names.scope import parameter_args
 from qlint.optable import OpInfo

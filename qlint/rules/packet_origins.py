@@ -23,7 +23,7 @@ from qlint.analysis.graphs.pattern_replacements import (
     replaced_through_own_classes,
     rewrites_spelled,
 )
-from qlint.analysis.graphs.project_scan import module_facts, parses, unkept_module_facts
+from qlint.analysis.graphs.scanned_facts import module_facts, parses, unkept_module_facts
 from qlint.analysis.names.op_refs import OpRef
 from qlint.rules.module_insertions import inserted_packets, insertions
 

@@ -13,7 +13,7 @@ import re
 from qlint.analysis import scan_memo
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs import kept_module_facts
-from qlint.analysis.graphs.project_scan import project_modules, text_holding
+from qlint.analysis.graphs.project_texts import project_modules, text_holding
 from qlint.analysis.names.live_trees import parse as live_parse
 from qlint.analysis.names.modules import module_name_for
 from qlint.analysis.names.op_refs import OpRef

@@ -17,7 +17,8 @@ import os
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs.never_called import enclosing_definitions
-from qlint.analysis.graphs.project_scan import parsed_module, scan_root, texts_spelling
+from qlint.analysis.graphs.project_scan import scan_root
+from qlint.analysis.graphs.project_texts import parsed_module, texts_spelling
 
 __all__ = ["Consumer", "texts_naming", "unseen_callers", "users_elsewhere"]
 

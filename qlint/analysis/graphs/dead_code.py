@@ -44,7 +44,8 @@ from qlint.analysis.context import FileContext
 from qlint.analysis.graphs.named_texts import spelled_elsewhere
 from qlint.analysis.graphs.never_called import DYNAMIC_LOOKUP, computed_getattr, enclosing_definitions, read_in
 from qlint.analysis.graphs.path_loaders import loaded_by_path
-from qlint.analysis.graphs.project_scan import project_modules, scan_root
+from qlint.analysis.graphs.project_scan import scan_root
+from qlint.analysis.graphs.project_texts import project_modules
 from qlint.analysis.graphs.skipped_tests import always_skipped
 from qlint.analysis.graphs.test_collection import called_by_runner, is_test_module, runner_base
 from qlint.analysis.graphs.unreached_api import unreached_public, unreached_script_function

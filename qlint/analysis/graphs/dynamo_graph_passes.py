@@ -36,7 +36,8 @@ from qlint.analysis import scan_memo
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs import file_keys
 from qlint.analysis.graphs.aot_backends import PRE_GRAD, aot_call, backend_callees, graph_and_inputs, own_calls
-from qlint.analysis.graphs.project_scan import parsed_module, scan_root, text_holding
+from qlint.analysis.graphs.project_scan import scan_root
+from qlint.analysis.graphs.project_texts import parsed_module, text_holding
 from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.project_files import listing_dependency, project_keys

@@ -17,7 +17,7 @@ import os
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs import file_keys
 from qlint.analysis.graphs.packet_renames import LOOKUP, renaming_functions
-from qlint.analysis.graphs.project_scan import module_context
+from qlint.analysis.graphs.project_texts import module_context
 from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.tree_walk import names_by_id, spans_rows

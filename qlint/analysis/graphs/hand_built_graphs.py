@@ -23,7 +23,7 @@ import os
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs import aot_backends, dynamo_graph_passes
-from qlint.analysis.graphs.project_scan import read_module
+from qlint.analysis.graphs.project_texts import read_module
 from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.node_memo import kept_on_node

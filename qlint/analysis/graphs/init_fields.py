@@ -16,7 +16,8 @@ import os
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.flow.project_search import modules_holding
-from qlint.analysis.graphs.project_scan import parsed_module, read_module, scan_root, text_holding
+from qlint.analysis.graphs.project_scan import scan_root
+from qlint.analysis.graphs.project_texts import parsed_module, read_module, text_holding
 from qlint.analysis.names import project_words
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.project_files import listing_dependency, project_keys

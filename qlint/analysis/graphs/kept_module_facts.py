@@ -1,4 +1,4 @@
-"""Facts QL101/QL102 work out about other modules (`project_scan.module_facts`: what a module
+"""Facts QL101/QL102 work out about other modules (`scanned_facts.module_facts`: what a module
 inserts into graphs that carry packets, what its normalisers call; `packet_scan`: where a
 consumer module keys graph nodes on the packets checked), kept between runs with everything
 they were read from.

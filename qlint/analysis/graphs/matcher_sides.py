@@ -24,7 +24,7 @@ import ast
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs.pattern_replacements import op_spellings
-from qlint.analysis.graphs.project_scan import parsed_module, texts_naming
+from qlint.analysis.graphs.project_texts import parsed_module, texts_naming
 from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import parameter_args

@@ -1,4 +1,4 @@
-"""Whether another module of the project spells a name as a word (`project_scan.texts_naming`
+"""Whether another module of the project spells a name as a word (`project_texts.texts_naming`
 asked for one module only: dead code's "named elsewhere", a pass named in another module).
 
 Found once, the module that spells it decides the answer alone while it keeps its content
@@ -17,7 +17,8 @@ import os
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs import file_keys, kept_answers
 from qlint.analysis.graphs.own_namesakes import only_own_namesake
-from qlint.analysis.graphs.project_scan import scan_root, texts_naming
+from qlint.analysis.graphs.project_scan import scan_root
+from qlint.analysis.graphs.project_texts import texts_naming
 from qlint.analysis.names import content_keys
 from qlint.analysis.project_files import project_keys
 from qlint.analysis.recent_entries import RecentEntries

@@ -35,7 +35,7 @@ _ROWS_AFTER = 12
 class _RenameText:
     """`search(text)` as a compiled pattern's, for the project scan's filter: anchored on the
     lookup (one regex over the text), the store looked for near each one only. `question`
-    names the filter for the answers kept between runs (`project_scan.module_facts`)."""
+    names the filter for the answers kept between runs (`scanned_facts.module_facts`)."""
 
     question = f"rename-text:{_LOOKUP_SOURCE}|{_STORE_SOURCE}|{_ROWS_AFTER}"
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.context import FileContext
-from qlint.analysis.graphs.project_scan import texts_spelling
+from qlint.analysis.graphs.project_texts import texts_spelling
 from qlint.analysis.names.live_trees import parse as live_parse
 from qlint.analysis.word_search import spells_word
 

@@ -225,7 +225,7 @@ def replaced_through_own_classes(ctx: FileContext, key: tuple[str, str, str]) ->
     names = tuple(_classes_calling(ctx, key))
     if not names:
         return False
-    from qlint.analysis.graphs.project_scan import parsed_module, texts_spelling
+    from qlint.analysis.graphs.project_texts import parsed_module, texts_spelling
 
     for path, text, _ in texts_spelling(ctx, names):
         if rewrites_spelled(text):

@@ -16,12 +16,12 @@ from qlint.analysis.graphs.project_scan import (
     NORMALISES,
     keeps_texts,
     kept_module_holds,
-    module_context,
-    module_facts,
     probe_question,
     scan_root,
     scanned_project,
 )
+from qlint.analysis.graphs.project_texts import module_context
+from qlint.analysis.graphs.scanned_facts import module_facts
 from qlint.analysis.graphs.strip_loops import calls_after_strip, own_strip
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.resolver import Resolver, dotted_parts

@@ -26,7 +26,7 @@ import re
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs.hand_built_graphs import insertion_of, module_graph
 from qlint.analysis.graphs.never_called import baseless
-from qlint.analysis.graphs.project_scan import texts_naming
+from qlint.analysis.graphs.project_texts import texts_naming
 from qlint.analysis.names.functions import Body
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import parameter_args

@@ -50,8 +50,9 @@ from qlint.analysis.graphs.graph_objects import graph_constructions, inserts_int
 from qlint.analysis.graphs.graph_parameter_passes import graph_parameter_pass
 from qlint.analysis.graphs.param_graph_nodes import param_graph_node
 from qlint.analysis.graphs.pass_call_sites import pass_call_sites
-from qlint.analysis.graphs.project_scan import module_facts, read_module
+from qlint.analysis.graphs.project_texts import read_module
 from qlint.analysis.graphs.retargeted_nodes import retargeting_pass
+from qlint.analysis.graphs.scanned_facts import module_facts
 from qlint.analysis.names.functions import Body, innermost_body
 from qlint.analysis.names.resolver import Resolver
 

@@ -42,7 +42,7 @@ from qlint.analysis.graphs.graph_parameter_passes import graph_parameter_pass, n
 from qlint.analysis.graphs.namesakes import named_only_by_namesakes
 from qlint.analysis.graphs.overload_spellings import writes_an_overload
 from qlint.analysis.graphs.pattern_replacements import blind_rewrite
-from qlint.analysis.graphs.project_scan import read_module, texts_naming
+from qlint.analysis.graphs.project_texts import read_module, texts_naming
 from qlint.analysis.graphs.strip_loops import calls_after_strip, strip_helper, strip_loop, torch_strip, upkeep
 from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.op_refs import OpRef

@@ -25,7 +25,7 @@ import os
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs.overload_spellings import names_an_overload
-from qlint.analysis.graphs.project_scan import read_module
+from qlint.analysis.graphs.project_texts import read_module
 from qlint.analysis.graphs.strip_loops import keeps_module, upkeep
 from qlint.analysis.graphs.stripped_here import strips_graph
 from qlint.analysis.names.functions import Body, bodies

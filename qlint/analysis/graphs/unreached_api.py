@@ -35,7 +35,7 @@ from collections.abc import Iterator
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs.never_called import read_in
-from qlint.analysis.graphs.project_scan import texts_naming
+from qlint.analysis.graphs.project_texts import texts_naming
 
 # Non-Python files that may name a function or a module for a user: documents and packaging
 # metadata at the repository's top, under its documentation folders, and beside the module.
