@@ -1,5 +1,5 @@
 """QL203's import trigger reads what a switched name is bound to from the text
-(`graph_returns._bound_to`): the callee of `name = callee(`, and the method of `name =
+(`switched_callees.bound_to`): the callee of `name = callee(`, and the method of `name =
 Exporter(x).export(`. Both come from one search of the text for the name, with one pattern
 compiled per name: the answers are those of a pattern of its own for each reading."""
 
@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from qlint.analysis.flow import graph_returns
+from qlint.analysis.flow import switched_callees
 
 _ASSIGNED = r"[ \t]*=[ \t]*([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?)\("
 _MADE = r"[ \t]*=[ \t]*([A-Z]\w*\([^()\[\]{}\n]*\)\.[A-Za-z_]\w*)\("
@@ -47,22 +47,22 @@ k = Keeper(gm=1).keep(gm)
 @pytest.mark.parametrize("name", ["gm", "gm2", "self.gm", "x.gm", "xgm", "ep", "k", "out", "model"])
 def test_both_readings_are_those_of_a_pattern_of_their_own(name):
     for text in (TEXT, TEXT.replace("gm = capture", "gm = Capture"), "gm = Exporter(m).export(x)"):
-        assert graph_returns._bound_to(text, name) == _oracle(text, name, _ASSIGNED), name
-        assert graph_returns._bound_to(text, name, made=True) == _oracle(text, name, _MADE), name
+        assert switched_callees.bound_to(text, name) == _oracle(text, name, _ASSIGNED), name
+        assert switched_callees.bound_to(text, name, made=True) == _oracle(text, name, _MADE), name
 
 
 def test_the_readings_found():
     bound = {"capture", "helpers.capture", "prepare", "Exporter", "exporter", "last"}
-    assert graph_returns._bound_to(TEXT, "gm") == bound
-    assert graph_returns._bound_to(TEXT, "gm", made=True) == {"Exporter(model, strict=False).export"}
-    assert graph_returns._bound_to(TEXT, "self.gm", made=True) == {"Exporter(model).export"}
+    assert switched_callees.bound_to(TEXT, "gm") == bound
+    assert switched_callees.bound_to(TEXT, "gm", made=True) == {"Exporter(model, strict=False).export"}
+    assert switched_callees.bound_to(TEXT, "self.gm", made=True) == {"Exporter(model).export"}
 
 
 def test_another_text_is_searched_again():
     # The last name's answers are kept for its second reading: never for another text.
-    assert graph_returns._bound_to("a = f(x)\n", "a") == {"f"}
-    assert graph_returns._bound_to("a = g(x)\n", "a") == {"g"}
-    assert graph_returns._bound_to("a = f(x)\n", "b") == frozenset()
+    assert switched_callees.bound_to("a = f(x)\n", "a") == {"f"}
+    assert switched_callees.bound_to("a = g(x)\n", "a") == {"g"}
+    assert switched_callees.bound_to("a = f(x)\n", "b") == frozenset()
 
 
 def test_a_name_is_searched_for_with_one_pattern_for_both_readings(monkeypatch):
@@ -74,8 +74,8 @@ def test_a_name_is_searched_for_with_one_pattern_for_both_readings(monkeypatch):
         return real(pattern, *args)
 
     monkeypatch.setattr(re, "compile", counting)
-    graph_returns._binding.cache_clear()
+    switched_callees._binding.cache_clear()
     text = "def f(m, x):\n    gm_once = capture(m, x)\n    gm_once.eval()\n"
-    assert "capture" in graph_returns._switched_results(text)
+    assert "capture" in switched_callees.switched_results(text)
     # The name's binding pattern, and the one finding what it is handed to (`attach(gm_once)`).
     assert len([p for p in compiled if isinstance(p, str) and p.startswith("gm_once")]) == 2

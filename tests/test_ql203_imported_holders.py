@@ -280,17 +280,17 @@ def test_a_local_helper_shadowing_the_imported_one_is_read(tmp_path):
 
 
 def test_the_trigger_follows_a_local_switching_helper_and_the_names_handed_around():
-    from qlint.analysis.flow.graph_returns import _arguments, _switched_results
+    from qlint.analysis.flow.switched_callees import _arguments, switched_results
 
     text = "def finish(x):\n    x.gm.eval()\n\ndef run():\n    keep(h, m)\n    finish(h)\n"
-    assert {"keep", "finish"} <= _switched_results(text)
-    assert "keep" not in _switched_results(text.replace("finish(h)", "finish(g)"))
+    assert {"keep", "finish"} <= switched_results(text)
+    assert "keep" not in switched_results(text.replace("finish(h)", "finish(g)"))
     # Only the calls before the name's last switch may have handed it a graph (stop 55's
     # suggestion: fewer modules looked up), whichever way the switch is written.
-    assert "attach" in _switched_results("attach(m, q)\nm.train()\n")
-    assert "attach" not in _switched_results("m.train()\nattach(m, q)\n")
-    assert "attach" not in _switched_results("m.core.eval()\nattach(m, q)\n")
+    assert "attach" in switched_results("attach(m, q)\nm.train()\n")
+    assert "attach" not in switched_results("m.train()\nattach(m, q)\n")
+    assert "attach" not in switched_results("m.core.eval()\nattach(m, q)\n")
     # A method called on an instance made in place is named with its class.
-    assert "Keeper().keep" in _switched_results("Keeper().keep(h, m)\nh.gm.eval()\n")
+    assert "Keeper().keep" in switched_results("Keeper().keep(h, m)\nh.gm.eval()\n")
     # Plain names handed before any call among the arguments; a callee or a keyword is none.
     assert _arguments("f(h, g(x), y)\nf(a, b=c)\ndef f(p):\n", "f") == {"h", "a"}

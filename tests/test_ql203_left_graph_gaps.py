@@ -293,13 +293,13 @@ def test_the_trigger_reads_a_tuple_target_bound_to_no_call_in_linear_time():
     the installed torchao never ended). The alarm turns a hang into a failure."""
     import signal
 
-    from qlint.analysis.flow.graph_returns import _switched_results
+    from qlint.analysis.flow.switched_callees import switched_results
 
     text = f"g = f(x)\ng, self.{'a' * 60} = g, 2\nh, {'b' * 60}.c = attach(g)\ng.eval()\n"
     signal.signal(signal.SIGALRM, lambda *_: pytest.fail("the tuple-target pattern backtracks"))
     signal.alarm(20)
     try:
-        found = _switched_results(text)
+        found = switched_results(text)
     finally:
         signal.alarm(0)
     assert {"f", "attach"} <= found

@@ -22,12 +22,13 @@ import ast
 from bisect import bisect_left
 
 from qlint.analysis.flow.function_flows import HandedSwitch, ModeSwitch
-from qlint.analysis.flow.graph_returns import GRAPH_SOURCES, switched_receivers
+from qlint.analysis.flow.graph_returns import GRAPH_SOURCES
 from qlint.analysis.flow.inherited_methods import base_class
 from qlint.analysis.flow.method_words import names_a_step
 from qlint.analysis.flow.model_flow import file_flow, switchers
 from qlint.analysis.flow.model_values import ATTRIBUTE, Origin, anchored
 from qlint.analysis.flow.relevant_bodies import module_functions, segment, text_span
+from qlint.analysis.flow.switched_callees import switched_receivers
 from qlint.analysis.tree_walk import statement_lists, walk_kinds
 from qlint.lazy_patterns import lazy
 from qlint.value_classes import replace

@@ -20,7 +20,8 @@ from __future__ import annotations
 import ast
 import re
 
-from qlint.analysis.flow.graph_returns import GRAPH_SOURCES, switched_receivers, switches_returned_graph
+from qlint.analysis.flow.graph_returns import GRAPH_SOURCES, switches_returned_graph
+from qlint.analysis.flow.switched_callees import switched_receivers
 from qlint.analysis.names.text_imports import file_imports
 from qlint.analysis.text_needles import holds_any
 from qlint.lazy_patterns import lazy
