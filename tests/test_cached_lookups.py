@@ -35,7 +35,7 @@ import pytest
 from qlint.analysis.names.project import ProjectIndex
 from qlint.analysis.names.watched_files import CREATED, DELETED
 from qlint.engine import check_source
-from qlint.lsp.server import recheck_due
+from qlint.lsp.disk_changes import recheck_due
 from qlint.settings import Settings
 from tests.snippets import NET_AND_BUILD
 

@@ -183,20 +183,22 @@ def test_a_check_that_fails_does_not_stop_the_queue(caplog):
 
 def test_the_server_checks_and_converts_with_the_collector_paused(tmp_path: Path, monkeypatch):
     from qlint.lsp import server as server_module
+    from qlint.lsp import worker_checks
+    from qlint.lsp.check_results import Snapshot
 
     seen = []
-    real = server_module.to_lsp_diagnostic
+    real = worker_checks.to_lsp_diagnostic
 
     def convert(*args):
         seen.append(gc.isenabled())
         return real(*args)
 
-    monkeypatch.setattr(server_module, "to_lsp_diagnostic", convert)
+    monkeypatch.setattr(worker_checks, "to_lsp_diagnostic", convert)
     path = tmp_path / "matcher.py"
     text = LSP_FINDING
     server = server_module.QlintLanguageServer()
     try:
-        outcome = server._check(server_module.Snapshot(path.as_uri(), str(path), 1, text), "utf-16")
+        outcome = server._check(Snapshot(path.as_uri(), str(path), 1, text), "utf-16")
     finally:
         server.close()
     assert [d.code for d in outcome.diagnostics] == ["QL101"]

@@ -138,7 +138,7 @@ def test_the_watcher_asked_for_reports_directories_too(tmp_path: Path):
 
 def test_which_checks_a_change_on_disk_makes_due(tmp_path: Path):
     from qlint.analysis.project_files import listing_dependency
-    from qlint.lsp.server import recheck_due
+    from qlint.lsp.disk_changes import recheck_due
 
     root = str(tmp_path / "ws")
     read = frozenset({f"{root}/pkg/ops.py", f"{root}/pkg/sub/missing.py"})

@@ -14,9 +14,10 @@ from qlint.analysis import run_roots
 from qlint.analysis.names.packaging_files import PACKAGING_NAMES
 from qlint.config import CONFIG_NAMES
 from qlint.lsp import actions, hover
+from qlint.lsp.check_results import Snapshot
 from qlint.lsp.convert import DocumentText, from_lsp_diagnostic
 from qlint.lsp.scheduler import NOW
-from qlint.lsp.server import PYTHON_SUFFIXES, QlintLanguageServer, Snapshot, is_python
+from qlint.lsp.server import PYTHON_SUFFIXES, QlintLanguageServer, is_python
 
 DEBUG_MODULES = "qlint/debugModules"
 DEBUG_WORKERS = "qlint/debugRuntimeWorkers"

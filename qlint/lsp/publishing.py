@@ -49,7 +49,7 @@ class Publishing:
             self.workspace_diagnostic_refresh(None)
 
     async def result_for(self, uri: str):
-        """The result (`server.Checked`) for the buffer's current version, waiting for its
+        """The result (`check_results.Checked`) for the buffer's current version, waiting for its
         check (pull); None when none came in time."""
         deadline = time.monotonic() + PULL_WAIT_SECONDS
         while uri in self.open:

@@ -24,88 +24,35 @@ import logging
 import os
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from qlint import __version__
-from qlint.analysis import run_roots
-from qlint.analysis.names import shadowed_names
-from qlint.analysis.names.packaging_files import PACKAGING_NAMES
 from qlint.analysis.names.project import ProjectIndex
-from qlint.analysis.project_files import LISTING_PREFIX, parse_listing_dependency
-from qlint.config import CONFIG_NAMES, ConfigError, runtime_editor_mode
-from qlint.diagnostic import Diagnostic, RuntimeVerdict
-from qlint.engine import CheckCancelled, check_source
-from qlint.fixes import fix_text
+from qlint.config import ConfigError, runtime_editor_mode
+from qlint.engine import CheckCancelled
 from qlint.gc_pause import gc_paused
 from qlint.lsp import actions, heap, stdio
-from qlint.lsp.convert import UTF16, DocumentText, to_lsp_diagnostic
+from qlint.lsp.check_results import Checked, CheckOutcome, Snapshot
+from qlint.lsp.convert import UTF16
+from qlint.lsp.disk_changes import DiskChanges
 from qlint.lsp.protocol import AlreadyAnswered, QlintProtocol, pulls_and_refreshes
 from qlint.lsp.publishing import Publishing
 from qlint.lsp.runtime_jobs import RuntimeJobs
 from qlint.lsp.scheduler import CANCELLED, EDIT, EDITED, LATER, CheckQueue, Due
 from qlint.lsp.settings_cache import SettingsCache
 from qlint.lsp.timings import Timings
-from qlint.lsp.verdicts import EditorRuntime, decorate
-from qlint.settings import Settings
+from qlint.lsp.verdicts import EditorRuntime
+from qlint.lsp.worker_checks import WorkerChecks
 
 PYTHON_SUFFIXES = (".py", ".pyi")
 
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class Snapshot:
-    uri: str
-    path: str
-    version: int | None
-    text: str
-
-
-@dataclass
-class Checked:
-    """The last published result of a buffer: what fix-all, hover, pull and the lightbulb consult."""
-
-    version: int | None
-    diagnostics: list[Diagnostic]
-    dependencies: frozenset[str] = field(default_factory=frozenset)
-    lsp: list[types.Diagnostic] = field(default_factory=list)
-    settings: Settings | None = None
-    verdicts: dict[int, RuntimeVerdict] = field(default_factory=dict)
-    generation: int = 0  # bumped by each republish (runtime verdicts)
-    serial: int = 0  # which of the server's checks made it: a recheck of the same version differs
-
-    @property
-    def result_id(self) -> str:
-        """The pull result id: it changes whenever what `published` returns may have."""
-        return f"{self.version}.{self.serial}.{self.generation}"
-
-    def published(self) -> list[types.Diagnostic]:
-        return [decorate(d, self.verdicts.get(i)) for i, d in enumerate(self.lsp)]
-
-    def findings(self) -> list[Diagnostic]:
-        """The engine's diagnostics with their runtime verdicts (for quick-fix titles)."""
-        return [d.with_runtime(self.verdicts[i]) if i in self.verdicts else d for i, d in enumerate(self.diagnostics)]
-
-
-@dataclass
-class CheckOutcome:
-    snapshot: Snapshot
-    diagnostics: list[Diagnostic]
-    lsp: list[types.Diagnostic]
-    dependencies: frozenset[str]
-    config_error: str | None  # to show: a config problem not reported before
-    errors: list[str]
-    settings: Settings | None = None
-    seconds: float = 0.0
-    engine_seconds: float = 0.0
-    engine_cpu: float = 0.0  # the checker thread's CPU time in the engine (a loaded machine: << seconds)
-
-
-class QlintLanguageServer(Publishing, RuntimeJobs, LanguageServer):
+class QlintLanguageServer(Publishing, RuntimeJobs, DiskChanges, WorkerChecks, LanguageServer):
     def __init__(self):
         super().__init__(
             "qlint",
@@ -325,106 +272,6 @@ class QlintLanguageServer(Publishing, RuntimeJobs, LanguageServer):
         if not self.pull:
             self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
-    def watching_started(self) -> None:
-        """The client watches the workspace folders for us (`workspace/didChangeWatchedFiles`
-        registered): from the next check on, what a check reads of the files there is kept
-        until an event names them (`ProjectIndex.watch`), instead of stat'ed at each check."""
-        self.watch_roots = self.workspace_roots()
-        self.checker.submit(self.project.watch, self.watch_roots)
-
-    def folders_changed(self) -> None:
-        """Workspace folders added or removed: they stand in for the project root of a file
-        with no marker above it (`run_roots`), which decides how its imports resolve and how
-        far the scans for a helper's callers reach, so every open buffer is checked again
-        under the new roots. The watcher's roots follow at the next check."""
-        self.checker.submit(run_roots.use_directories, self.workspace_roots())
-        for uri in list(self.open):
-            self.schedule(uri, LATER, notify_dependents=False)
-
-    def workspace_roots(self) -> tuple[str, ...]:
-        folders = [to_fs_path(f.uri) for f in self.workspace.folders.values()]
-        roots = [p for p in (*folders, self.workspace.root_path) if p]
-        return tuple(sorted({os.path.abspath(p) for p in roots}))
-
-    def files_changed(self, changes: list[tuple[str, int]]) -> None:
-        """Files changed on disk outside the editor (a `git checkout`), with the watcher's
-        `FileChangeType`s: what the project index kept of them goes, and the open buffers
-        whose last check read them, or scanned a directory they were created in or deleted
-        from, are checked again; a config or packaging file changed: all of them."""
-        changes = [(os.path.abspath(p), int(kind)) for p, kind in changes]
-        names = {os.path.basename(p) for p, _ in changes}
-        # On the checker thread: between two checks, never half-way through one.
-        self.checker.submit(self.project.files_changed, changes)
-        if names & set(PACKAGING_NAMES):  # they decide project roots and import roots
-            self.checker.submit(run_roots.forget_layout)
-        if names & {*CONFIG_NAMES, *PACKAGING_NAMES}:
-            for uri in list(self.open):
-                self.schedule(uri, LATER, notify_dependents=False)
-            return
-        open_paths = set(self.open.values())
-        changed = {p for p, _ in changes} - open_paths  # an open buffer is the truth
-        for uri, state in list(self.checked.items()):
-            if recheck_due(changed, state.dependencies):
-                self.schedule(uri, LATER, notify_dependents=False)
-
-    # -- on the worker thread ------------------------------------------------------------
-
-    def _check(self, snap: Snapshot, encoding: str, cancelled=None) -> CheckOutcome:
-        with gc_paused():
-            return self._check_paused(snap, encoding, cancelled)
-
-    def _check_paused(self, snap: Snapshot, encoding: str, cancelled=None) -> CheckOutcome:
-        start = time.perf_counter()
-        if self.watch_roots is not None:
-            roots = self.workspace_roots()
-            if roots != self.watch_roots:  # folders added or removed: the watcher sees others now
-                self.watch_roots = roots
-                self.project.watch(roots)
-        self.project.set_overlay(snap.path, snap.text)
-        loaded = self.settings_cache.get(snap.path)
-        config_error = None
-        if loaded.error and not loaded.reported:
-            loaded.reported = True
-            config_error = loaded.error
-        if loaded.excludes(snap.path):
-            return CheckOutcome(snap, [], [], frozenset(), config_error, [], loaded.settings)
-        engine_start, cpu_start = time.perf_counter(), time.thread_time()
-        result = check_source(snap.text, snap.path, loaded.settings, self.project, cancelled=cancelled)
-        engine_seconds, engine_cpu = time.perf_counter() - engine_start, time.thread_time() - cpu_start
-        doc = DocumentText(snap.text, encoding, snap.path)
-        lsp = [to_lsp_diagnostic(d, doc, snap.version, self.text_of) for d in result.diagnostics]
-        deps = frozenset(result.dependencies)
-        seconds = time.perf_counter() - start
-        return CheckOutcome(
-            snap,
-            result.diagnostics,
-            lsp,
-            deps,
-            config_error,
-            result.errors,
-            loaded.settings,
-            seconds,
-            engine_seconds,
-            engine_cpu,
-        )
-
-    def text_of(self, path: str) -> str | None:
-        """An open buffer's text, else the file's (for related information elsewhere)."""
-        return self.project.text(path)
-
-    def fixed_text(self, snap: Snapshot) -> str | None:
-        """The buffer with every applicable fix applied to a fixpoint (None: nothing to do)."""
-        loaded = self.settings_cache.get(snap.path)
-        if loaded.excludes(snap.path):
-            return None
-        self.project.set_overlay(snap.path, snap.text)
-        try:
-            with gc_paused():
-                outcome = fix_text(snap.text, snap.path, loaded.settings, loaded.settings.unsafe_fixes, self.project)
-        finally:
-            self.project.set_overlay(snap.path, snap.text)  # fix_text moves the overlay along
-        return outcome.fixed if outcome.changed else None
-
     def start_io(self, stdin=None, stdout=None) -> None:
         """stdin read by the event loop (`stdio`), else the way pygls reads it."""
         if not stdio.serve(self, stdin, stdout):
@@ -434,32 +281,6 @@ class QlintLanguageServer(Publishing, RuntimeJobs, LanguageServer):
         self.queue.close()
         self.checker.shutdown(wait=False, cancel_futures=True)
         self.runtime.close()
-
-
-def recheck_due(changed: set[str], dependencies: frozenset[str]) -> bool:
-    """Whether a check that read `dependencies` may answer otherwise now that `changed`
-    (absolute paths: files, or directories with all they held) changed: it read one of them,
-    or a file under a changed directory, or scanned a directory one was created in or deleted
-    from (`project_files.listing_dependency`)."""
-    if not changed:
-        return False
-    if changed & dependencies:
-        return True
-    inside = tuple(p + os.sep for p in changed)
-    for dep in dependencies:
-        if dep.startswith(inside):
-            return True
-        if dep.endswith(os.sep) and any(p.startswith(dep) for p in changed):
-            return True  # a directory read as absent (`import_paths.tried_before`) now holds one
-        if dep.startswith(shadowed_names.PREFIX) and shadowed_names.changed_under(dep, changed):
-            return True  # a module named as a standard or installed one, made or removed
-        listing = parse_listing_dependency(dep) if dep.startswith(LISTING_PREFIX) else None
-        if listing is not None:
-            root = listing[0] + os.sep
-            for p in changed:
-                if root.startswith(p + os.sep) or (p.startswith(root) and (listing[1] or os.sep not in p[len(root) :])):
-                    return True
-    return False
 
 
 def is_python(uri: str, language_id: str | None) -> str | None:

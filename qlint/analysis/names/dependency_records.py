@@ -54,7 +54,7 @@ class DependencyRecords:
     def add_read(self, requester: str, path: str, digest: str) -> None:
         """`ProjectIndex.record_read`: a directory spelled with a trailing separator
         (`import_paths.tried_before`, through `file_keys.record_trail`) keeps it: `abspath`
-        drops it, and the cache and `lsp.server.recheck_due` then took a directory created
+        drops it, and the cache and `lsp.disk_changes.recheck_due` then took a directory created
         there for no change. The entries of roots with standard or installed names
         (`shadowed_names`) are no path."""
         if not path.startswith(shadowed_names.PREFIX):

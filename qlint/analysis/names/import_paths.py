@@ -193,7 +193,7 @@ def _collapsed(paths: list[str]) -> tuple[str, ...]:
     `executorch.exir.*` modules a file of ExecuTorch's checkout imports, tried under the
     checkout before its package root finds them): no file appears under it before it does.
     A dependency so spelled holds while nothing is there, a directory or a file: the results
-    cache takes any directory there for a change, and `lsp.server.recheck_due` any file
+    cache takes any directory there for a change, and `lsp.disk_changes.recheck_due` any file
     created below it."""
     out: dict[str, None] = {}
     for path in paths:

@@ -124,7 +124,7 @@ def _is_dir(entry: os.DirEntry) -> bool:
 def changed_under(dependency: str, changed: set[str]) -> bool:
     """Whether one of `changed` (files or directories) is, or is below, an entry with a
     standard or installed name under one of the dependency's roots, or is such a root or a
-    directory above one (`lsp.server.recheck_due`)."""
+    directory above one (`lsp.disk_changes.recheck_due`)."""
     for root in roots_of(dependency):
         inside = root + os.sep
         for path in changed:
