@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from qlint import DISTRIBUTION, __version__, lost_interrupts, plain_args
 from qlint.cli_inputs import UsageError, progress, reads_stdin, repositories, runtime_checker, stdin_settings
 from qlint.cli_output import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, EXIT_INTERRUPTED, emit, error, print_errors
-from qlint.registry import RegistryError
+from qlint.rule_origins import RegistryError
 
 if TYPE_CHECKING:
     import argparse

@@ -17,58 +17,27 @@ a file imports only the rules whose triggers it holds (`facts`, `rule_class`,
 A plugin that cannot be imported or declares a malformed rule, and two rules that claim
 one code or name (two plugins, or a plugin and a built-in rule), stop qlint at start-up with
 a `RegistryError` naming the packages involved: guessing which rule wins would make a CI
-job's result depend on install order.
+job's result depend on install order. Plugins are found and loaded by `rule_plugins`; what a
+rule must declare, and where it comes from, is `rule_origins`'.
 """
 
 from __future__ import annotations
 
 import importlib
-import os
-import re
-import sys
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from qlint import __version__
 from qlint.analysis.identifier_text import normalised
 from qlint.analysis.text_needles import holds_any
-from qlint.rules.base import EngineReport, FixAvailability, Rule, Severity, imported_trigger, skips_by_name
+from qlint.rule_origins import BUILTIN_ORIGIN, Origin, RegistryError, add_rule, described, validate
+from qlint.rule_plugins import ENTRY_POINT_GROUP, may_declare, origin_of, plugin_entry_points, plugin_rules
+from qlint.rules.base import EngineReport, Rule, Severity, imported_trigger, skips_by_name
 from qlint.rules.builtin import BUILTIN
 from qlint.rules.manifest import MANIFEST
 from qlint.rules.rule_facts import RuleFacts
-from qlint.value_classes import value_class
 
 if TYPE_CHECKING:
-    from importlib import metadata
-
-ENTRY_POINT_GROUP = "qlint.rules"
-# Any upper-case prefix, then digits: plugins pick their own prefix (ruff's and flake8's
-# convention), so `select`/`ignore`/`noqa` treat their codes like qlint's own.
-CODE = re.compile(r"^[A-Z]+[0-9]+$")
-NAME = re.compile(r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$")
-
-
-class RegistryError(Exception):
-    """A plugin that cannot be loaded, a malformed rule, or two rules claiming one code."""
-
-
-@value_class(frozen=True)
-class Origin:
-    """Where a rule comes from: the distribution that ships it and, for a plugin, its entry point."""
-
-    package: str
-    version: str
-    entry_point: str | None = None  # `name = module:attr`; None for qlint's own rules
-
-    @property
-    def builtin(self) -> bool:
-        return self.entry_point is None
-
-    def __str__(self) -> str:
-        return f"{self.package} {self.version}"
-
-
-BUILTIN_ORIGIN = Origin("qlint", __version__)
+    pass
 
 
 class Registry:
@@ -90,7 +59,7 @@ class Registry:
         if self._rules is not None:
             return None
         if self._manifest is None:
-            plugins = self._group is not None and _may_declare(self._group)
+            plugins = self._group is not None and may_declare(self._group)
             if plugins or not all(spec in MANIFEST for spec in self._builtin):
                 self.rules()  # a broken or conflicting plugin is reported here, at start-up
                 return None
@@ -114,10 +83,10 @@ class Registry:
                 return None
             module, _, attr = manifest[code][0].partition(":")
             cls = getattr(importlib.import_module(module), attr)
-            _validate(cls, BUILTIN_ORIGIN)
+            validate(cls, BUILTIN_ORIGIN)
             if _facts_of(cls) != manifest[code][1]:
                 raise RegistryError(
-                    f"rule {_described(cls, BUILTIN_ORIGIN)} does not match qlint/rules/manifest.py: "
+                    f"rule {described(cls, BUILTIN_ORIGIN)} does not match qlint/rules/manifest.py: "
                     "run scripts/generate_rule_manifest.py"
                 )
             self._loaded[code] = cls
@@ -129,12 +98,12 @@ class Registry:
             origins: dict[str, Origin] = {}
             for spec in self._builtin:
                 module, _, attr = spec.partition(":")
-                _add(rules, origins, getattr(importlib.import_module(module), attr), BUILTIN_ORIGIN)
+                add_rule(rules, origins, getattr(importlib.import_module(module), attr), BUILTIN_ORIGIN)
             if self._group is not None:
-                for entry_point in _entry_points(self._group):
-                    origin = _origin_of(entry_point)
-                    for cls in _load(entry_point, origin):
-                        _add(rules, origins, cls, origin)
+                for entry_point in plugin_entry_points(self._group):
+                    origin = origin_of(entry_point)
+                    for cls in plugin_rules(entry_point, origin):
+                        add_rule(rules, origins, cls, origin)
             self._rules, self._origins = rules, origins
         return self._rules
 
@@ -254,130 +223,6 @@ class DeferredRule:
         if name.startswith("__") or name in ("_rule", "_registry", "_options"):
             raise AttributeError(name)
         return getattr(self.rule, name)
-
-
-def _entry_points(group: str) -> list[metadata.EntryPoint]:
-    if not _may_declare(group):
-        return []
-    from importlib import metadata
-
-    # Sorted: the order rules are listed and checked in must not depend on sys.path order.
-    found = metadata.entry_points(group=group)
-    return sorted(found, key=lambda ep: (_origin_of(ep).package.lower(), ep.name))
-
-
-def _may_declare(group: str) -> bool:
-    """False only when no distribution in a sys.path directory declares the group, read from
-    their `entry_points.txt` as bytes. Most runs have no plugin, and `importlib.metadata`
-    costs a tenth of a short run's start-up (it imports `email` and parses every package's
-    metadata). Anything on sys.path that is not a plain directory (a zip) gets the full scan.
-    Names by `os.listdir` and files by `os.open`, not `os.scandir` and text-mode `open`: the
-    interpreter's site-packages holds hundreds of entries and most distributions have no
-    `entry_points.txt` (here 6.7 M -> 3.7 M instructions, a twentieth of a cached
-    `qlint check FILE` above Python's own start-up)."""
-    header = f"[{group}]".encode()
-    for entry in sys.path:
-        directory = entry or "."
-        try:
-            names = os.listdir(directory)
-        except NotADirectoryError:
-            return True
-        except OSError:
-            continue
-        for name in names:
-            if name.endswith((".dist-info", ".egg-info")) and _declares(
-                os.path.join(directory, name, "entry_points.txt"), header
-            ):
-                return True
-    return False
-
-
-def _declares(path: str, header: bytes) -> bool:
-    """Whether the file at `path` holds `header` and is UTF-8 text, as a text-mode read finds
-    it (an ASCII header is the same bytes in UTF-8; a file that does not decode is passed
-    over); False when it cannot be read."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return False
-    chunks = []
-    try:
-        while chunk := os.read(fd, 1 << 16):
-            chunks.append(chunk)
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
-    data = b"".join(chunks)
-    if header not in data:
-        return False
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
-
-
-def _origin_of(entry_point: metadata.EntryPoint) -> Origin:
-    dist = getattr(entry_point, "dist", None)
-    package = dist.metadata["Name"] if dist is not None else "an unknown package"
-    version = dist.version if dist is not None else "?"
-    return Origin(package, version, f"{entry_point.name} = {entry_point.value}")
-
-
-def _load(entry_point: metadata.EntryPoint, origin: Origin) -> list[type[Rule]]:
-    where = f"plugin {origin.package} ({ENTRY_POINT_GROUP} entry point `{origin.entry_point}`)"
-    try:
-        loaded = entry_point.load()
-    except Exception as exc:
-        raise RegistryError(f"{where} cannot be loaded: {type(exc).__name__}: {exc}") from exc
-    classes = list(loaded) if isinstance(loaded, (list, tuple)) else [loaded]
-    for cls in classes:
-        if not (isinstance(cls, type) and issubclass(cls, Rule)):
-            raise RegistryError(f"{where} names {cls!r}, which is not a subclass of qlint.rules.base.Rule")
-    return classes
-
-
-def _add(rules: dict[str, type[Rule]], origins: dict[str, Origin], cls: type[Rule], origin: Origin) -> None:
-    _validate(cls, origin)
-    for other_code, other in rules.items():
-        if other_code == cls.code or other.name == cls.name:
-            what = f"code {cls.code}" if other_code == cls.code else f"name {cls.name!r}"
-            raise RegistryError(
-                f"two rules claim the {what}: {_described(other, origins[other_code])} and "
-                f"{_described(cls, origin)}; uninstall one of the packages"
-            )
-    rules[cls.code] = cls
-    origins[cls.code] = origin
-
-
-def _described(cls: type[Rule], origin: Origin) -> str:
-    return f"{cls.__module__}.{cls.__qualname__} from package {origin}"
-
-
-def _validate(cls: type[Rule], origin: Origin) -> None:
-    """Facts the rest of qlint relies on without checking again."""
-    problems = []
-    code = getattr(cls, "code", None)
-    if not isinstance(code, str) or not CODE.match(code):
-        problems.append(f"code {code!r} is not upper-case letters followed by digits (like ACME101)")
-    if not isinstance(getattr(cls, "name", None), str) or not NAME.match(cls.name):
-        problems.append(f"name {getattr(cls, 'name', None)!r} is not a kebab-case name")
-    if not isinstance(getattr(cls, "summary", None), str) or not cls.summary:
-        problems.append("it has no summary")
-    # The enums' values ("warning", "sometimes") are accepted too and stored as the enum,
-    # so every reader sees one type.
-    for fact, kind in (("severity", Severity), ("fix_availability", FixAvailability)):
-        value = getattr(cls, fact)
-        try:
-            setattr(cls, fact, kind(value))
-        except ValueError:
-            allowed = ", ".join(m.value for m in kind)
-            problems.append(f"{fact} {value!r} is not a qlint.rules.base.{kind.__name__} ({allowed})")
-    if cls.engine_report is None and cls.check is Rule.check:
-        problems.append("it does not define `check`")
-    if problems:
-        raise RegistryError(f"rule {cls.__module__}.{cls.__qualname__} from package {origin}: " + "; ".join(problems))
 
 
 _REGISTRY = Registry()

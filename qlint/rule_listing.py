@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from qlint import registry
+from qlint.rule_origins import CODE
 from qlint.rules.base import FixAvailability, Severity
 
 
@@ -29,7 +30,7 @@ def rule_page(code_or_name: str) -> str:
     cls = registry.lookup(code_or_name)
     if cls is None:
         given = code_or_name.strip()
-        shown = given.upper() if registry.CODE.match(given.upper()) else given
+        shown = given.upper() if CODE.match(given.upper()) else given
         raise LookupError(f"unknown rule {shown!r}: give a code or a name (see `qlint rules`)")
     path = cls.page_path()
     if path is None or not path.is_file():

@@ -43,7 +43,7 @@ def test_special_names_are_not_delegated():
 # file that does not parse, and a cold run's index of the project (built once per tree).
 _COMPILED_AT_IMPORT = {
     "qlint.config",
-    "qlint.registry",
+    "qlint.rule_origins",
     "qlint.add_noqa",
     "qlint.notebook",
     "qlint.parse_failure",

@@ -11,12 +11,13 @@ import sys
 
 import pytest
 
-from qlint import registry
+from qlint import registry, rule_origins, rule_plugins
 from qlint.config import ConfigError, Overrides, load_settings
 from qlint.diagnostic import Diagnostic, Range
 from qlint.engine import check_source
-from qlint.registry import Registry, RegistryError
+from qlint.registry import Registry
 from qlint.reporters import ReportOptions, render
+from qlint.rule_origins import RegistryError
 from qlint.rules import BUILTIN
 from qlint.rules.base import EngineReport, FixAvailability, Rule, Severity
 from qlint.settings import Settings
@@ -40,7 +41,7 @@ def test_builtin_rules_are_registered_in_code_order_with_typed_facts():
     assert list(rules) == sorted(rules)
     assert len(rules) == len(BUILTIN)
     for code, cls in rules.items():
-        assert cls.code == code and registry.CODE.match(code)
+        assert cls.code == code and rule_origins.CODE.match(code)
         assert isinstance(cls.severity, Severity) and isinstance(cls.fix_availability, FixAvailability)
         assert cls.page_path() is not None and cls.page_path().read_text().startswith(f"# {code} {cls.name}\n")
         if cls.engine_report is None:
@@ -336,7 +337,7 @@ def test_contributing_walkthrough_rule_and_tests_work(monkeypatch):
     namespace: dict = {}
     exec(compile(rule_block, "ql501_print_in_quantizer", "exec"), namespace)
     rule = namespace["PrintInQuantizer"]
-    assert rule.preview and registry.CODE.match(rule.code)
+    assert rule.preview and rule_origins.CODE.match(rule.code)
     monkeypatch.setitem(registry.rules(), rule.code, rule)
     tests: dict = {}
     exec(compile(test_block, "test_ql501", "exec"), tests)
@@ -371,13 +372,13 @@ def test_a_zip_on_sys_path_gets_the_full_scan(tmp_path, monkeypatch):
     archive = tmp_path / "plugins.zip"
     archive.write_bytes(b"PK\x05\x06" + b"\0" * 18)  # an empty zip archive
     monkeypatch.setattr(sys, "path", [str(archive)])
-    assert registry._may_declare("qlint.rules")
+    assert rule_plugins.may_declare("qlint.rules")
     monkeypatch.setattr(sys, "path", [str(tmp_path)])
-    assert not registry._may_declare("qlint.rules")
+    assert not rule_plugins.may_declare("qlint.rules")
 
 
 def test_the_quick_scan_reads_entry_points_as_a_text_mode_read_would(tmp_path, monkeypatch):
-    """`_may_declare` reads each distribution's entry_points.txt as bytes: the header anywhere
+    """`rule_plugins.may_declare` reads each distribution's entry_points.txt as bytes: the header anywhere
     (past the first read's 64 KB too) declares the group, a file that is not UTF-8 is passed
     over as the text-mode read that raised UnicodeDecodeError did, and so is a directory in
     its place or a distribution without the file."""
@@ -386,18 +387,18 @@ def test_the_quick_scan_reads_entry_points_as_a_text_mode_read_would(tmp_path, m
     (tmp_path / "odd-1.0.dist-info" / "entry_points.txt").mkdir(parents=True)
     (tmp_path / "stray").mkdir()
     (tmp_path / "stray" / "entry_points.txt").write_text("[qlint.rules]\n")  # not a distribution
-    assert not registry._may_declare("qlint.rules")
+    assert not rule_plugins.may_declare("qlint.rules")
     points = tmp_path / "other-2.0.dist-info" / "entry_points.txt"
     points.parent.mkdir()
     points.write_bytes(b"[console_scripts]\nx = y:z\n" + b"#" * 70_000 + b"\n[qlint.rules]\na = b:C\n")
-    assert registry._may_declare("qlint.rules")
-    assert not registry._may_declare("qlint.other")
+    assert rule_plugins.may_declare("qlint.rules")
+    assert not rule_plugins.may_declare("qlint.other")
     points.write_bytes(b"[qlint.rules]\na = b:C\n# \xff\n")  # not UTF-8: `open(encoding="utf-8")` refused it
-    assert not registry._may_declare("qlint.rules")
+    assert not rule_plugins.may_declare("qlint.rules")
     egg = tmp_path / "legacy.egg-info" / "entry_points.txt"
     egg.parent.mkdir()
     egg.write_text("\ufeff[qlint.rules]\r\na = b:C\r\n", encoding="utf-8")
-    assert registry._may_declare("qlint.rules")
+    assert rule_plugins.may_declare("qlint.rules")
 
 
 def test_the_engine_rules_are_looked_up_once_not_per_file(monkeypatch):

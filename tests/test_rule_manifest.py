@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from qlint import registry
-from qlint.registry import DeferredRule, Registry, RegistryError
+from qlint.registry import DeferredRule, Registry
+from qlint.rule_origins import RegistryError
 from qlint.rules.manifest import MANIFEST
 from qlint.rules.rule_facts import RuleFacts
 
