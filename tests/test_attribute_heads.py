@@ -10,7 +10,7 @@ import pytest
 from qlint.analysis.graphs import imported_helpers
 from qlint.analysis.graphs.called_names import attribute_pattern
 from qlint.analysis.graphs.dotted_heads import heads_reaching
-from qlint.analysis.graphs.wrapper_index import WrapperIndex
+from qlint.analysis.graphs.wrapper_names import WrapperIndex
 from qlint.analysis.names.text_imports import text_imports
 from tests.test_helper_gate import THROUGH_ATTRIBUTES
 from tests.test_ql102_imported_wrappers import PASS

@@ -9,7 +9,7 @@ import pytest
 
 from qlint.analysis.graphs import wrapper_index
 from qlint.analysis.graphs.helper_gate import may_lead_to_helper
-from qlint.analysis.graphs.wrapper_index import WrapperIndex
+from qlint.analysis.graphs.wrapper_names import WrapperIndex
 from qlint.rules.ql102_packet_insertion import PacketInsertion
 from tests.test_ql102_imported_wrappers import PASS, _flagged
 

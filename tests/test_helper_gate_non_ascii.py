@@ -16,7 +16,7 @@ import pytest
 
 from qlint.analysis.graphs import wrapper_index
 from qlint.analysis.graphs.helper_gate import may_lead_to_helper, read_in_ascii
-from qlint.analysis.graphs.wrapper_index import WrapperIndex
+from qlint.analysis.graphs.wrapper_names import WrapperIndex
 from tests.test_chain_depth_paths import _every_path, cached_project
 from tests.test_helper_gate import kind  # noqa: F401  (the fixture: with the index and without)
 from tests.test_ql102_imported_wrappers import GRAPH_UTILS, _flagged

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from qlint.analysis.graphs.helper_gate import named_ways
-from qlint.analysis.graphs.wrapper_index import WrapperIndex
+from qlint.analysis.graphs.wrapper_names import WrapperIndex
 
 INDEX = WrapperIndex("/p", frozenset({"assert_nodes"}), frozenset({"NodeChecks", "Module"}), "digest")
 IMPORTS = [

@@ -1,4 +1,4 @@
-"""`wrapper_index._outside_listing`, asked of nearly every import the helper gates read, is
+"""`wrapper_names._outside_listing`, asked of nearly every import the helper gates read, is
 one set lookup of a dotted name's parts: it must answer as the reading it replaced, a search
 of the name for each skipped directory a dotted name can pass through, then of its parts among
 all the skipped ones (`build.x` may name a module the listing never read; `builder.x` does not)."""
@@ -9,7 +9,7 @@ import itertools
 
 import pytest
 
-from qlint.analysis.graphs import wrapper_index
+from qlint.analysis.graphs import wrapper_names
 from qlint.analysis.skipped_dirs import SKIP_DIRS
 
 
@@ -41,7 +41,7 @@ NAMES = [
 
 @pytest.mark.parametrize("full", NAMES)
 def test_outside_listing_answers_as_the_full_reading(full):
-    assert wrapper_index._outside_listing(full) is _full_reading(full)
+    assert wrapper_names._outside_listing(full) is _full_reading(full)
 
 
 def test_outside_listing_over_every_joining_of_skipped_and_other_parts():
@@ -49,11 +49,11 @@ def test_outside_listing_over_every_joining_of_skipped_and_other_parts():
     for n in (1, 2, 3):
         for chosen in itertools.product(parts, repeat=n):
             full = ".".join(chosen)
-            assert wrapper_index._outside_listing(full) is _full_reading(full), full
+            assert wrapper_names._outside_listing(full) is _full_reading(full), full
 
 
 def test_the_index_still_lets_a_name_through_a_skipped_directory():
-    index = wrapper_index.WrapperIndex("/root", frozenset({"helper"}), frozenset(), "d", sink_modules=frozenset())
+    index = wrapper_names.WrapperIndex("/root", frozenset({"helper"}), frozenset(), "d", sink_modules=frozenset())
     assert index.may_lead_to_function("pkg.checks.helper")
     assert index.may_lead_to_function("build.lib.other")  # read by no listing: may be anything
     assert not index.may_lead_to_function("builder.lib.other")

@@ -14,7 +14,7 @@ import pytest
 
 from qlint.analysis.graphs.helper_gate import may_lead_to_helper
 from qlint.analysis.graphs.imported_helpers import helper_imports
-from qlint.analysis.graphs.wrapper_index import WrapperIndex
+from qlint.analysis.graphs.wrapper_names import WrapperIndex
 from qlint.analysis.names.project import ProjectIndex
 from tests.conftest import write_package
 

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 from qlint.analysis import wrapper_record
-from qlint.analysis.graphs import wrapper_index
+from qlint.analysis.graphs import wrapper_index, wrapper_names
 from qlint.analysis.graphs.sink_index import holds_sink, sink_module_text
 from qlint.analysis.graphs.sinks import DEFAULT_SINKS, parse_sinks, sink_needles
 from qlint.analysis.graphs.wrapper_candidates import candidates
@@ -116,8 +116,8 @@ def test_the_index_holds_chain_links_and_re_exports(tmp_path):
 def test_a_run_over_many_files_finds_what_single_checks_find(tmp_path, monkeypatch):
     _project(tmp_path)
     asked = []
-    real = wrapper_index.WrapperIndex.may_lead_to_function
-    monkeypatch.setattr(wrapper_index.WrapperIndex, "may_lead_to_function", lambda s, f: asked.append(f) or real(s, f))
+    real = wrapper_names.WrapperIndex.may_lead_to_function
+    monkeypatch.setattr(wrapper_names.WrapperIndex, "may_lead_to_function", lambda s, f: asked.append(f) or real(s, f))
     # Through a positional argument of a helper, of a chain's link and of a re-export.
     expected = {"by_chain.py": [9, 10], "by_quiet.py": [], "by_module.py": [8]}
     indexed = _findings(tmp_path, use_cache=False)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from qlint.analysis import forked_call
-from qlint.analysis.graphs import index_roots, wrapper_index, wrapper_reads
+from qlint.analysis.graphs import index_roots, wrapper_index, wrapper_names, wrapper_reads
 from qlint.analysis.graphs.module_text import ModuleText
 from qlint.analysis.graphs.wrapper_candidates import candidates
 from qlint.analysis.names.project import ProjectIndex
@@ -356,7 +356,7 @@ def test_no_index_where_it_could_miss_a_module(tmp_path):
     finally:
         wrapper_index.disable()
     # A dotted name through a directory the listing skips.
-    index = wrapper_index.WrapperIndex(str(tmp_path), frozenset(), frozenset(), "")
+    index = wrapper_names.WrapperIndex(str(tmp_path), frozenset(), frozenset(), "")
     assert index.may_lead_to_function("build.helpers.anything")
     assert not index.may_lead_to_function("pkg.helpers.anything")
 
