@@ -60,7 +60,7 @@ def test_the_packet_gate_reads_a_banner_after_an_anchor_word():
 
 def test_an_attribute_spelling_reads_a_banner_after_a_dot():
     proc = _run(f"""
-        from qlint.analysis.graphs.wrapper_reads import _attribute
+        from qlint.analysis.graphs.chain_modules import _attribute
         print(_attribute(b"x = (y.  # see\\n{BANNER}\\n    other)\\n# insert_node\\n", "insert_node"))
         print(_attribute(b"x = (y.  # see\\n{BANNER}\\n    insert_node)\\n", "insert_node"))
     """)

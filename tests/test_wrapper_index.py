@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from qlint.analysis import forked_call
-from qlint.analysis.graphs import index_roots, wrapper_index, wrapper_names, wrapper_reads
+from qlint.analysis.graphs import chain_modules, index_roots, wrapper_index, wrapper_names, wrapper_reads
 from qlint.analysis.graphs.module_text import ModuleText
 from qlint.analysis.graphs.wrapper_candidates import candidates
 from qlint.analysis.names.project import ProjectIndex
@@ -96,14 +96,14 @@ def test_a_chain_module_is_read_for_a_class_only_with_a_call_of_its_method(tmp_p
     listing = "from pkg.builders import GraphBuilder\n\nPASSES = [GraphBuilder]\n\n\ndef run(op):\n    return op\n"
     write_package(tmp_path, "pkg", builders=builders, link=link, listing=listing)
     read = []
-    more = wrapper_reads._Chains.more
+    more = chain_modules.Chains.more
 
     def reading(self, *args):
         found = more(self, *args)
         read.extend(os.path.basename(m.path) for m in found)
         return found
 
-    monkeypatch.setattr(wrapper_reads._Chains, "more", reading)
+    monkeypatch.setattr(chain_modules.Chains, "more", reading)
     index = wrapper_index.build(str(tmp_path))
     assert {"insert", "add_op"} <= index.functions and "GraphBuilder" in index.classes
     assert read == ["link.py"]
