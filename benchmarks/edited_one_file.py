@@ -33,7 +33,7 @@ test_qnn_delegate.py) where timers inside the check found 1-3% and 5 ms.
 median over the runs, and how many outermost calls made it: the flows of their functions
 (QL201-QL203's `ModelFlow.function` of another module), the statements of theirs it parses
 (`summary._StatementSource._parse`), QL204's summaries of their functions, and the listing
-and stats of the whole project (`project_files._listed_keys`, which a search whose answer no
+and stats of the whole project (`module_keys._listed_keys`, which a search whose answer no
 one module decides needs), each inclusive (a parse inside a flow counts in both). What a
 cache of facts per module content (kept by the tree run, taken by the edited check) could
 spare at most, stats aside: on ExecuTorch (stop 56, lane p90et3, whole check in process)
@@ -207,6 +207,7 @@ wrap(
     lambda self, func, scope, *a, **k: os.path.abspath(scope.path) != checked,
 )
 wrap("qlint.analysis.project_files", None, "_listed_keys", "listing and stats", lambda *a, **k: True)
+wrap("qlint.analysis.module_keys", None, "_listed_keys", "listing and stats", lambda *a, **k: True)  # since stop 72
 # One label for both: `module_holding` asks `module_scope`, and a label is charged once per outermost call.
 wrap("qlint.analysis.graphs.forwarding", "Forwarding", "module_holding", "their helper search", lambda *a, **k: True)
 wrap("qlint.analysis.graphs.forwarding", "Forwarding", "module_scope", "their helper search", lambda *a, **k: True)

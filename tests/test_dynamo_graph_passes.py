@@ -395,7 +395,7 @@ def test_the_pattern_runs_only_on_texts_that_spell_an_entry_point(tmp_path, monk
 
 def test_an_editor_lists_the_backends_once_while_the_project_holds_still(tmp_path, monkeypatch):
     """Between an editor's keystrokes in a watched project, the project's content keys are the
-    same (`project_files.project_keys`), and so are the modules that spell an entry point: they
+    same (`module_keys.project_keys`), and so are the modules that spell an entry point: they
     are listed once (torch's ~2,300 were asked at each keystroke of observer.py), and read
     again when a check asks. A backend created later (its watcher event) is listed anew."""
     import os

@@ -68,11 +68,11 @@ def test_a_buffer_checked_again_asks_no_other_module_while_none_changed(tmp_path
 def test_checks_of_other_files_do_not_push_out_what_this_check_kept(tmp_path, counted):
     # The memos are bounded. Filled to one below the bound by other files' checks, the
     # entries this buffer's check writes must all outlive it (a check writes more than one).
-    from qlint.analysis import project_files
+    from qlint.analysis import module_keys
     from qlint.analysis.flow import project_search
     from qlint.analysis.graphs import dynamo_graph_passes
 
-    memos = (packet_scan._LAST_SCAN, project_files._LAST_READS, project_search._SCANS, dynamo_graph_passes._LISTED)
+    memos = (packet_scan._LAST_SCAN, module_keys._LAST_READS, project_search._SCANS, dynamo_graph_passes._LISTED)
     for memo in memos:
         memo.clear()
         for i in range(memo.max_entries - 1):
@@ -137,14 +137,14 @@ def test_a_command_line_run_keeps_no_scan_for_a_next_check(tmp_path):
     # would only grow the run's memory.
     pkg = _package(tmp_path, remove=REMOVE)
     packet_scan._LAST_SCAN.clear()
-    from qlint.analysis import project_files
+    from qlint.analysis import module_keys
 
-    project_files._LAST_READS.clear()
+    module_keys._LAST_READS.clear()
     project = ProjectIndex(track_dependents=False)
     assert _codes(str(pkg / "add.py"), project) == []
-    assert packet_scan._LAST_SCAN == {} and project_files._LAST_READS == {}
+    assert packet_scan._LAST_SCAN == {} and module_keys._LAST_READS == {}
     assert _codes(str(pkg / "add.py"), ProjectIndex()) == []
-    assert packet_scan._LAST_SCAN and project_files._LAST_READS
+    assert packet_scan._LAST_SCAN and module_keys._LAST_READS
 
 
 def test_the_scan_reused_finds_the_same_consumer_modules(tmp_path):

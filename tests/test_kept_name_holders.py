@@ -14,7 +14,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from qlint.analysis import project_files, scan_memo
+from qlint.analysis import module_keys, project_files, scan_memo
 from qlint.analysis.flow import project_search
 from qlint.analysis.graphs import kept_answers, kept_shards
 from qlint.analysis.names import content_keys
@@ -67,13 +67,13 @@ def _named(root, word: str = "checked") -> bool:
 def listings(monkeypatch) -> list[str]:
     """The roots whose modules are listed and stat'ed from now on."""
     listed: list[str] = []
-    real = project_files._listed_keys
+    real = module_keys._listed_keys
 
     def counting(project, root, recursive):
         listed.append(root)
         return real(project, root, recursive)
 
-    monkeypatch.setattr(project_files, "_listed_keys", counting)
+    monkeypatch.setattr(module_keys, "_listed_keys", counting)
     return listed
 
 

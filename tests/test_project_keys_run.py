@@ -1,12 +1,12 @@
 """A check run that holds files still lists and stats the project once for every check that
-scans it (`project_files.project_keys`); each check still depends on every other module, and
+scans it (`module_keys.project_keys`); each check still depends on every other module, and
 the language server (files may appear at any time) lists again at every check."""
 
 from __future__ import annotations
 
 import ast
 
-from qlint.analysis import project_files
+from qlint.analysis import module_keys
 from qlint.analysis.context import FileContext
 from qlint.analysis.names.modules import module_name_for
 from qlint.analysis.names.project import ProjectIndex
@@ -27,8 +27,8 @@ def _tree(tmp_path):
 
 def _listings(monkeypatch) -> list[str]:
     listed: list[str] = []
-    real = project_files.python_files
-    monkeypatch.setattr(project_files, "python_files", lambda root, *a: listed.append(root) or real(root, *a))
+    real = module_keys.python_files
+    monkeypatch.setattr(module_keys, "python_files", lambda root, *a: listed.append(root) or real(root, *a))
     return listed
 
 
@@ -39,8 +39,8 @@ def test_a_check_run_lists_the_project_once(tmp_path, monkeypatch):
     ProjectIndex.fix_layout(True)
     try:
         with ProjectIndex.contents_fixed():
-            first = project_files.project_keys(_ctx(root / "a.py", project), str(root))
-            second = project_files.project_keys(_ctx(root / "b.py", project), str(root))
+            first = module_keys.project_keys(_ctx(root / "a.py", project), str(root))
+            second = module_keys.project_keys(_ctx(root / "b.py", project), str(root))
             assert second is first and len(listed) == 1
             # Each check depends on the others' contents, not on its own.
             deps = project.dependencies_of(str(root / "b.py"))
@@ -49,7 +49,7 @@ def test_a_check_run_lists_the_project_once(tmp_path, monkeypatch):
         # The next run lists again: a file may have appeared between two runs.
         (root / "d.py").write_text("x = 1\n")
         with ProjectIndex.contents_fixed():
-            third = project_files.project_keys(_ctx(root / "a.py", project), str(root))
+            third = module_keys.project_keys(_ctx(root / "a.py", project), str(root))
         assert str(root / "d.py") in third and len(listed) == 2
     finally:
         ProjectIndex.fix_layout(False)
@@ -59,17 +59,17 @@ def test_the_language_server_lists_at_every_check(tmp_path, monkeypatch):
     root = _tree(tmp_path)
     listed = _listings(monkeypatch)
     project = ProjectIndex()
-    project_files.project_keys(_ctx(root / "a.py", project), str(root))
+    module_keys.project_keys(_ctx(root / "a.py", project), str(root))
     (root / "d.py").write_text("x = 1\n")
-    keys = project_files.project_keys(_ctx(root / "b.py", project), str(root))
+    keys = module_keys.project_keys(_ctx(root / "b.py", project), str(root))
     assert str(root / "d.py") in keys and len(listed) == 2
     # Files held still, but an unsaved buffer open: its content may change between checks.
     ProjectIndex.fix_layout(True)
     try:
         with ProjectIndex.contents_fixed():
             buffered = ProjectIndex({str(root / "c.py"): "y = 2\n"})
-            project_files.project_keys(_ctx(root / "a.py", buffered), str(root))
-            project_files.project_keys(_ctx(root / "b.py", buffered), str(root))
+            module_keys.project_keys(_ctx(root / "a.py", buffered), str(root))
+            module_keys.project_keys(_ctx(root / "b.py", buffered), str(root))
     finally:
         ProjectIndex.fix_layout(False)
     assert len(listed) == 4
@@ -86,8 +86,8 @@ def test_a_run_that_keeps_no_dependencies_hashes_no_module(tmp_path, monkeypatch
     ProjectIndex.fix_layout(True)
     try:
         with ProjectIndex.contents_fixed(), ProjectIndex.dependencies_unwanted():
-            keys = project_files.project_keys(_ctx(root / "a.py", project), str(root))
-            project_files.project_keys(_ctx(root / "b.py", project), str(root))
+            keys = module_keys.project_keys(_ctx(root / "a.py", project), str(root))
+            module_keys.project_keys(_ctx(root / "b.py", project), str(root))
             assert not ProjectIndex.wants_dependencies
         assert ProjectIndex.wants_dependencies
         # The same listing and keys, no module hashed, and no dependency recorded.
@@ -95,7 +95,7 @@ def test_a_run_that_keeps_no_dependencies_hashes_no_module(tmp_path, monkeypatch
         assert hashed == [] and project.dependencies_of(str(root / "b.py")) == {}
         # With dependencies wanted (the results cache), every other module is hashed.
         with ProjectIndex.contents_fixed():
-            project_files.project_keys(_ctx(root / "c.py", project), str(root))
+            module_keys.project_keys(_ctx(root / "c.py", project), str(root))
         assert sorted(hashed)[:2] == [str(root / "a.py"), str(root / "b.py")]
     finally:
         ProjectIndex.fix_layout(False)
@@ -128,10 +128,10 @@ def test_keys_a_search_records_no_dependency_for_are_listed_once_a_run_too(tmp_p
     ProjectIndex.fix_layout(True)
     try:
         with ProjectIndex.contents_fixed():
-            first = project_files.unrecorded_keys(_ctx(root / "a.py", project), str(root))
+            first = module_keys.unrecorded_keys(_ctx(root / "a.py", project), str(root))
             assert project.dependencies_of(str(root / "a.py")) == {}
-            second = project_files.unrecorded_keys(_ctx(root / "b.py", project), str(root))
-            recorded = project_files.project_keys(_ctx(root / "c.py", project), str(root))
+            second = module_keys.unrecorded_keys(_ctx(root / "b.py", project), str(root))
+            recorded = module_keys.project_keys(_ctx(root / "c.py", project), str(root))
             assert second is first and recorded is first and len(listed) == 1
             assert set(project.dependencies_of(str(root / "c.py"))) == {str(root / "a.py"), str(root / "b.py")}
     finally:

@@ -16,9 +16,10 @@ import ast
 import os
 
 from qlint.analysis import scan_memo
+from qlint.analysis.module_keys import project_keys
 from qlint.analysis.names.live_trees import parse as live_parse
 from qlint.analysis.names.modules import import_root, module_name_for
-from qlint.analysis.project_files import listing_dependency, project_keys
+from qlint.analysis.project_files import listing_dependency
 from qlint.value_classes import value_class
 
 _NEEDLE = "convert_pt2e"

@@ -28,10 +28,10 @@ from qlint.analysis.context import FileContext
 from qlint.analysis.flow.confined_instances import bound_to_receiver, builds, family_of, self_stays
 from qlint.analysis.flow.project_search import MAX_CANDIDATES, candidate_modules, modules_holding, references_loading
 from qlint.analysis.graphs import file_keys
+from qlint.analysis.module_keys import unrecorded_keys
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.project_words import MAX_BYTES
 from qlint.analysis.names.scope import ClassScope, parameter_args
-from qlint.analysis.project_files import unrecorded_keys
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 

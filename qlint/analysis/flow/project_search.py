@@ -15,13 +15,14 @@ import stat
 from qlint.analysis import scan_memo
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs import file_keys, kept_answers
+from qlint.analysis.module_keys import consult, project_keys, unrecorded_keys
 from qlint.analysis.names import project_words
 from qlint.analysis.names.live_trees import parse as live_parse
 from qlint.analysis.names.modules import import_root, module_name_for
 from qlint.analysis.names.package_map import project_root
 from qlint.analysis.names.references import REFERENCES, References
 from qlint.analysis.names.shadowed_names import INSTALL_DIRS
-from qlint.analysis.project_files import consult, disk_files, listing_dependency, project_keys, unrecorded_keys
+from qlint.analysis.project_files import disk_files, listing_dependency
 from qlint.analysis.recent_entries import RecentEntries
 from qlint.analysis.skipped_dirs import walked
 

@@ -26,9 +26,9 @@ import re
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs.namesakes import own_namesake
 from qlint.analysis.graphs.project_texts import parsed_module, project_modules, text_holding, texts_naming
+from qlint.analysis.module_keys import project_keys
 from qlint.analysis.names.package_map import project_root
 from qlint.analysis.names.resolver import Resolver, dotted_parts
-from qlint.analysis.project_files import project_keys
 from qlint.analysis.word_search import AnchoredPattern
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)

@@ -38,9 +38,10 @@ from qlint.analysis.graphs import file_keys
 from qlint.analysis.graphs.aot_backends import PRE_GRAD, aot_call, backend_callees, graph_and_inputs, own_calls
 from qlint.analysis.graphs.project_scan import scan_root
 from qlint.analysis.graphs.project_texts import parsed_module, text_holding
+from qlint.analysis.module_keys import project_keys
 from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.resolver import Resolver
-from qlint.analysis.project_files import listing_dependency, project_keys
+from qlint.analysis.project_files import listing_dependency
 from qlint.analysis.recent_entries import RecentEntries
 from qlint.analysis.tree_walk import name_loads, spans_rows
 from qlint.lazy_patterns import lazy

@@ -18,9 +18,10 @@ from qlint.analysis.context import FileContext
 from qlint.analysis.flow.project_search import modules_holding
 from qlint.analysis.graphs.project_scan import scan_root
 from qlint.analysis.graphs.project_texts import parsed_module, read_module, text_holding
+from qlint.analysis.module_keys import project_keys
 from qlint.analysis.names import project_words
 from qlint.analysis.names.resolver import Resolver, dotted_parts
-from qlint.analysis.project_files import listing_dependency, project_keys
+from qlint.analysis.project_files import listing_dependency
 from qlint.analysis.word_search import spells_word
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)

@@ -19,8 +19,8 @@ from qlint.analysis.graphs import file_keys, kept_answers
 from qlint.analysis.graphs.own_namesakes import only_own_namesake
 from qlint.analysis.graphs.project_scan import scan_root
 from qlint.analysis.graphs.project_texts import texts_naming
+from qlint.analysis.module_keys import project_keys
 from qlint.analysis.names import content_keys
-from qlint.analysis.project_files import project_keys
 from qlint.analysis.recent_entries import RecentEntries
 
 # (root, name) -> (True, ((path, content key),) of a module under the root whose text spells

@@ -31,10 +31,10 @@ from qlint.analysis import scan_memo
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs import file_keys
 from qlint.analysis.graphs.graph_context import MARKER_WORDS, marked_path, may_carry_packets
+from qlint.analysis.module_keys import project_keys
 from qlint.analysis.names import project_words
 from qlint.analysis.names.content_keys import known_digest
 from qlint.analysis.names.modules import module_name_for
-from qlint.analysis.project_files import project_keys
 from qlint.short_digests import content_sha256_hex
 from qlint.source import DecodeError, decode_source, read_source
 from qlint.value_classes import field, value_class
@@ -86,7 +86,7 @@ _NO_PROJECT = _Project()
 
 
 def scanned_project(root: str | None, ctx: FileContext) -> _Project:
-    """The project's modules as they are now (`project_files.project_keys`: listed and
+    """The project's modules as they are now (`module_keys.project_keys`: listed and
     stat-checked once per check, each a dependency of it), with the text of those that insert
     or normalise kept per content."""
     if root is None:

@@ -15,11 +15,12 @@ from qlint.analysis import scan_memo
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs.project_scan import MAX_BYTES, scan_root
 from qlint.analysis.identifier_text import named_holding, normalised
+from qlint.analysis.module_keys import project_keys
 from qlint.analysis.names import project_words
 from qlint.analysis.names.live_trees import parse as live_parse
 from qlint.analysis.names.modules import module_name_for
 from qlint.analysis.names.tree_handover import HANDOVER
-from qlint.analysis.project_files import listing_dependency, project_keys
+from qlint.analysis.project_files import listing_dependency
 from qlint.analysis.word_search import spells_word
 from qlint.source import DecodeError, LineIndex, decode_source
 

@@ -30,7 +30,7 @@ class DependencyRecords:
         self.users: dict[str, set[str]] = {}
         self.read_by: dict[str, set[str]] = {}
         # requester -> the list of reads `add_many` last added it as a user of: the same
-        # list again (`project_files.project_keys` hands an editor's next check the one it
+        # list again (`module_keys.project_keys` hands an editor's next check the one it
         # took, ~3,800 reads on ExecuTorch) finds it a user of all of them still, unless
         # `dependencies_of` dropped it from some since.
         self.recorded: dict[str, list[tuple[str, str]]] = {}

@@ -78,7 +78,7 @@ def holding(
     besides: str = "",
     limit: int | None = None,
 ) -> list[str]:
-    """The paths of `keys` (path -> content key, as `project_files.project_keys` lists them)
+    """The paths of `keys` (path -> content key, as `module_keys.project_keys` lists them)
     whose text holds `word`, in the order of `keys`, but `besides` (the module checked, which
     is not read: in the editor its buffer changes at every keystroke). `known` may answer for
     a module (at its key in `keys`) not read at that key yet, which is then not read.
