@@ -44,7 +44,7 @@ from qlint.analysis.context import FileContext
 from qlint.analysis.flow import caller_modules, caller_slices
 from qlint.analysis.flow.caller_modules import caller_module
 from qlint.analysis.flow.function_flows import CallSite, FunctionFlow
-from qlint.analysis.flow.function_references import _imported_elsewhere, _uses
+from qlint.analysis.flow.function_references import function_uses, imported_elsewhere
 from qlint.analysis.flow.kept_caller_verdicts import Verdicts
 from qlint.analysis.flow.method_references import method_uses, owner_class
 from qlint.analysis.flow.model_values import ModeFact
@@ -59,7 +59,7 @@ from qlint.analysis.flow.project_search import (
     searchable,
 )
 from qlint.analysis.flow.subclass_self_calls import taken_as_value
-from qlint.analysis.flow.subclassed_methods import _subclassed_elsewhere, _subclasses
+from qlint.analysis.flow.subclassed_methods import subclassed_elsewhere, subclasses
 from qlint.analysis.names.references import References
 from qlint.value_classes import value_class
 
@@ -133,7 +133,7 @@ def each_project_call(
     # that takes the method as a value keeps the callers unknown, and alone decides so.
     if method and root is not None:
         taken = (lambda data: taken_as_value(data, func.name)) if method == _METHOD else None
-        if _subclassed_elsewhere(ctx, root, target + _TAKEN if taken else target, words[0], owner_name, taken):
+        if subclassed_elsewhere(ctx, root, target + _TAKEN if taken else target, words[0], owner_name, taken):
             yield None
             return
     # Calls found under an earlier word (a module that renames and calls). Not those of this
@@ -163,11 +163,11 @@ def each_project_call(
                 continue
             # The module's summary is parsed for its references (unless known already): the tree
             # is kept for `_module`, which would otherwise parse the module again to read its calls.
-            apart = method == _METHOD and _subclasses(path, key, data, owner_name)
+            apart = method == _METHOD and subclasses(path, key, data, owner_name)
             with first.recording(path, key) if first is not None else contextlib.nullcontext():
                 try:
                     refs = references_loading(ctx, path, key, word, keep_tree=True)
-                    if refs is not None and not method and _imported_elsewhere(ctx, path, refs, func, target, word):
+                    if refs is not None and not method and imported_elsewhere(ctx, path, refs, func, target, word):
                         calls = ()  # no use of it there can be the helper: the module is not parsed
                     elif refs is not None:
                         if first is not None:
@@ -241,7 +241,7 @@ def used_elsewhere(ctx: FileContext, func: ast.AST) -> bool:
     """Whether `each_project_call` would yield anything for `func`: another module calls it
     (under its name or one it is re-exported as), or uses it in a way that cannot be read (or
     its callers cannot be searched). Decided from each candidate module's references
-    (`_uses`), without analysing the bodies that hold them: a walk up the callers that only
+    (`function_uses`), without analysing the bodies that hold them: a walk up the callers that only
     asks whether all of them are in the checked module (`call_sites.calls_read_here`) stops
     at the first such module. A method of a top-level class likewise, from the references
     `method_references` says may be it (a module subclassing its class: used)."""
@@ -253,7 +253,7 @@ def used_elsewhere(ctx: FileContext, func: ast.AST) -> bool:
     target, method, owner_name = found
     root = search_root(ctx.path)
     words = [owner_name if method == _INIT else func.name]
-    if method and root is not None and _subclassed_elsewhere(ctx, root, target, words[0], owner_name):
+    if method and root is not None and subclassed_elsewhere(ctx, root, target, words[0], owner_name):
         return True  # a module that subclasses its class and names the method: used there
     for word in words:
         candidates = candidate_modules(ctx, root, word) if root is not None else None
@@ -268,7 +268,7 @@ def used_elsewhere(ctx: FileContext, func: ast.AST) -> bool:
         for path, data, key in sorted(candidates, key=lambda c: len(c[1])):
             try:
                 refs = references_loading(ctx, path, key, word, keep_tree=True)
-                if refs is not None and not method and _imported_elsewhere(ctx, path, refs, func, target, word):
+                if refs is not None and not method and imported_elsewhere(ctx, path, refs, func, target, word):
                     refs = None  # every use of the name there is another function: not parsed
                 module = _module(ctx, path, data) if refs is not None else None
                 # A use that is not a call the flow reads makes `each_project_call` yield
@@ -331,7 +331,7 @@ def _calls_in(
 def _uses_in(
     module: tuple, target: str, func: ast.AST, helper_path: str, refs: References, word: str, method: str = ""
 ):
-    """`_uses`, once per parsed module, helper and name it is spelled under (for a method,
+    """`function_uses`, once per parsed module, helper and name it is spelled under (for a method,
     `method_references.method_uses`: `target` is then `module.Class.method`)."""
     other, _, _, memo = module
     asked = (target, func.name, helper_path, word, method)
@@ -343,7 +343,7 @@ def _uses_in(
         elif method:
             memo[asked] = method_uses(other, target.rpartition(".")[0], word, refs.rows(refs.names_for(word)))
         else:
-            memo[asked] = _uses(other, target, func, helper_path, refs, word)
+            memo[asked] = function_uses(other, target, func, helper_path, refs, word)
     return memo[asked]
 
 
@@ -370,7 +370,7 @@ def instances_kept(ctx: FileContext, func: ast.AST) -> bool:
 
 
 def _own_only(ctx: FileContext, path: str, data: bytes, name: str) -> bool:
-    """`_uses` found every load of `name` in the module to be its own (content alone decided)."""
+    """`function_uses` found every load of `name` in the module to be its own (content alone decided)."""
     module = _module(ctx, path, data)
     return module is not None and module[0].cache.get((OWN, name), False)
 
