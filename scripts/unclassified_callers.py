@@ -65,7 +65,7 @@ def _open(found: list[tuple[str, str, int, str]]) -> None:
 
     method_references._judge = every_reference
     project_callers.taken_as_value = lambda data, name: False
-    project_callers._subclassed_elsewhere = lambda *args, **kwargs: False
+    project_callers.subclassed_elsewhere = lambda *args, **kwargs: False
     caller_verdicts.each_project_call = every_caller
 
 

@@ -67,11 +67,11 @@ def test_the_helper_search_records_nothing_where_no_one_keeps_it(tmp_path):
     with ProjectIndex.dependencies_unwanted():
         project = ProjectIndex()
         search = wrapper_search(project, None, user)
-        search._project = project
+        search.project = project
         record(search, ((consts, file_keys.content_key(project, consts)),))
         assert project.dependencies_of(user) == {}
     project = ProjectIndex()
     search = wrapper_search(project, None, user)
-    search._project = project
+    search.project = project
     record(search, ((consts, file_keys.content_key(project, consts)),))
     assert project.dependencies_of(user) == {consts: project.digest(consts)}

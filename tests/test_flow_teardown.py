@@ -84,10 +84,10 @@ def test_a_set_aside_module_s_kept_flows_go_with_its_scope(tmp_path):
     project = ProjectIndex(track_dependents=False)
     assert _rows(root, "scripts/a.py", project) == [9]
     helpers = str(root / "lib" / "helpers.py")
-    assert project._scopes[helpers][1].__dict__.get(KEPT_FLOWS)
+    assert project.entries[helpers][1].__dict__.get(KEPT_FLOWS)
 
     assert _set_aside_garbage(project) == 0
-    assert helpers not in project._scopes
+    assert helpers not in project.entries
     assert _rows(root, "scripts/a.py", project) == [9]
 
 
@@ -126,7 +126,7 @@ def test_a_set_aside_helper_s_bound_containers_go_with_its_scope(tmp_path):
     project = ProjectIndex(track_dependents=False)
     assert _rows(root, "scripts/a.py", project) == [19]
     blocks = str(root / "lib" / "blocks.py")
-    assert project._scopes[blocks][1].__dict__.get(KEPT_FLOWS)
+    assert project.entries[blocks][1].__dict__.get(KEPT_FLOWS)
 
     assert _set_aside_garbage(project) == 0
-    assert blocks not in project._scopes
+    assert blocks not in project.entries

@@ -165,7 +165,7 @@ def test_the_checked_files_tree_goes_when_its_check_ends_and_its_facts_stay(tmp_
     project = ProjectIndex()
     project.begin_check(str(path), text, ast.parse(text))
     assert "helper" in project.module_scope("utils", str(path)).functions
-    loaded = project._scopes[str(path)][2]
+    loaded = project.entries[str(path)][2]
     assert loaded._parsed is not None  # the engine's tree, for facts a rule may ask
     project.checked_once(str(path))
     assert loaded._parsed is None
@@ -323,7 +323,7 @@ def test_a_module_read_keeps_one_copy_of_its_content(tmp_path):
     match.write_text("from ops import DQ\n")
     project = ProjectIndex()
     scope = project.module_scope("ops", str(match))
-    source = project._scopes[str(ops)][2].text
+    source = project.entries[str(ops)][2].text
     assert source._data is not None  # nothing asked yet: not decoded
     RECENT.clear()  # the summary's tree is gone (`recent_trees`): the statement comes from the text
     assert ast.unparse(scope.assigns["DQ"][0]) == "torch.ops.quantized_decomposed.dequantize_per_tensor"
@@ -337,7 +337,7 @@ def test_an_undecodable_module_stays_without_text(tmp_path):
     match.write_text("from bad import X\n")
     project = ProjectIndex()
     project.module_scope("bad", str(match))
-    source = project._scopes[str(bad)][2].text
+    source = project.entries[str(bad)][2].text
     assert source() is None and source._data is None
     assert source() is None
 

@@ -40,7 +40,7 @@ def test_a_module_unused_for_a_while_is_set_aside_and_rebuilt_from_its_summary(t
     assert isinstance(first.assigns["DQ"][0], ast.Attribute)
     assert parses == [str(tmp_path / "ops.py")]
     _checks(project, set_asides.UNUSED_CHECKS + set_asides.EVERY)
-    assert str(tmp_path / "ops.py") not in project._scopes
+    assert str(tmp_path / "ops.py") not in project.entries
     again = project.module_scope("ops", user)
     assert again is not first
     assert parses == [str(tmp_path / "ops.py")]  # its summary, not a second parse

@@ -149,7 +149,7 @@ def test_the_other_modules_tree_is_not_kept(package, tmp_path, fresh_process):
     s = Settings(root=tmp_path, cache_dir=tmp_path / "cache", select=("QL101",))
     assert _rows(package, s, use_cache=False) == (0, EXPECTED)
     index = ProjectIndex._default
-    entry = index._scopes[str(package / "helpers.py")]
+    entry = index.entries[str(package / "helpers.py")]
     scope, loaded = entry[1], entry[2]
     # The scope parses statements on demand; the helper search asked for none of them.
     assert isinstance(scope.functions, _LazyTable) and isinstance(scope.classes, _LazyTable)
@@ -229,7 +229,7 @@ def test_a_fact_missing_from_a_stored_summary_is_computed_once_and_stored(packag
     assert index2.fact_at(helpers, _Names()) == ("_inner", "check", "rebinds", "unpacked")
     assert _Names.computed == 0
     # A damaged value in the store is computed again, not trusted.
-    digest = index2._scopes[helpers][0][1]
+    digest = index2.entries[helpers][0][1]
     summary = ProjectIndex.store.get(helpers, digest, "pkg.helpers")
     summary.facts[_Names.key] = {"not": "a list"}
     ProjectIndex.store.put(helpers, summary)

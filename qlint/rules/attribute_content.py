@@ -20,7 +20,7 @@ from qlint.analysis.flow.model_flow import STORED, Origin
 from qlint.analysis.node_memo import kept_on_node
 
 # Calls that take a model without giving it parts (`model_changes.READS`) and methods that
-# give it parts or hooks (`model_changes.CHANGES`): passed in to keep one list of each.
+# give it parts or hooks (`given_parts.CHANGES`): passed in to keep one list of each.
 
 
 def kept_source(tree: ast.Module, origin: Origin, reads: frozenset[str], changes: frozenset[str]) -> Origin | None:

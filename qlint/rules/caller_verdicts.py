@@ -21,6 +21,7 @@ import re
 import weakref
 
 from qlint.analysis.flow.call_sites import Home, calls_all_known, calls_read_here, rows_naming
+from qlint.analysis.flow.caller_modules import analysed_flows
 from qlint.analysis.flow.constructor_flags import other_arm_ruled_out
 from qlint.analysis.flow.decorator_registries import REGISTRY_RESULT
 from qlint.analysis.flow.dispatch_selections import (
@@ -43,7 +44,7 @@ from qlint.analysis.flow.model_flow import (
 )
 from qlint.analysis.flow.model_values import ATTR, PARAM_PART
 from qlint.analysis.flow.pass_through import evaled_parameters
-from qlint.analysis.flow.project_callers import KeptCalls, ProjectCall, analysed_flows, each_project_call
+from qlint.analysis.flow.project_callers import KeptCalls, ProjectCall, each_project_call
 from qlint.analysis.flow.read_only_params import reads_only
 from qlint.analysis.flow.switched_parts import kept_until, partial
 from qlint.analysis.flow.unread_uses import unread_use

@@ -16,13 +16,14 @@ from qlint.analysis.flow.call_sites import calls_read_here
 from qlint.analysis.flow.class_contents import Content
 from qlint.analysis.flow.class_filters import covered
 from qlint.analysis.flow.evaled_wrappers import evaled_candidates
+from qlint.analysis.flow.given_parts import CHANGES
 from qlint.analysis.flow.loop_aliases import loop_aliases
 from qlint.analysis.flow.model_flow import ATTRIBUTE, PARAM, STORED, Capture, FunctionFlow, caller_facts, capture_holder
 from qlint.analysis.flow.product_items import product_sources
 from qlint.analysis.flow.unread_uses import unread_use
 from qlint.rules.judged_bodies import judged
 from qlint.rules.model_bindings import binding_ends
-from qlint.rules.model_changes import CHANGES, READS, BodyIndex, body_index, changed_in, held_names
+from qlint.rules.model_changes import READS, BodyIndex, body_index, changed_in, held_names
 from qlint.rules.replaced_parts import content_without, graph_replaced
 
 _NAMED = 2  # models named in one message; more is noise

@@ -10,17 +10,13 @@ import ast
 
 from qlint.analysis import tree_walk
 from qlint.analysis.flow.converted_children import CONVERTED, EVALED, replacement_kind
+from qlint.analysis.flow.given_parts import changed_roots, model_root
 from qlint.analysis.flow.indexed_items import replaced_item, stored_reads
 from qlint.analysis.flow.loop_aliases import iterates_only, literal_rows
 from qlint.analysis.flow.model_apis import last_name
 from qlint.analysis.flow.product_items import product_sources
 from qlint.analysis.node_memo import kept_on_node
 from qlint.rules.model_bindings import live
-
-# Methods that give a model parts or hooks.
-CHANGES = frozenset(
-    {"add_module", "register_module", "set_submodule", "register_forward_hook", "register_forward_pre_hook", "apply"}
-)
 
 
 def held_names(names: set[str], ends: dict[str, int], row: int) -> set[str]:
@@ -119,7 +115,7 @@ class BodyIndex:
                 # (every node but the `Load`/`Store` and operator tokens, never a construction).
                 for inner in tree_walk.walk(node.value):
                     self.bound_by.setdefault(id(inner), []).append(bound)
-            changed = _changed_roots(node)
+            changed = changed_roots(node)
             if changed and isinstance(node, ast.Assign) and replaced_item(fn, node):
                 changed = []  # `modules[i] = m` of a list written here: an item replaced, no part given
             kind = replacement_kind(node, fn) if changed else None
@@ -133,7 +129,9 @@ class BodyIndex:
             if isinstance(node, ast.Call):
                 # `lower(modules[i])` right after `modules[i] = ...`: the value stored (`indexed_items`).
                 fresh = stored_reads(fn) if any(type(a) is ast.Subscript for a in _arguments(node)) else ()
-                roots = frozenset(r for a in _arguments(node) if id(a) not in fresh and (r := _root(a)) is not None)
+                roots = frozenset(
+                    r for a in _arguments(node) if id(a) not in fresh and (r := model_root(a)) is not None
+                )
                 # `enumerate(models)`, `zip(models, inputs)`: the items handed on as they are.
                 # `[(m, d) for m, d in itertools.product(ms, ds)]` (`product_items`): the
                 # comprehension is walked before the calls it holds.
@@ -170,13 +168,13 @@ def _receivers(call: ast.Call, callee: ast.FunctionDef | ast.AsyncFunctionDef, n
         everything.add(callee.args.kwarg.arg)
     out: set[str] = set()
     for i, arg in enumerate(call.args):
-        if _root(arg.value if isinstance(arg, ast.Starred) else arg) not in names:
+        if model_root(arg.value if isinstance(arg, ast.Starred) else arg) not in names:
             continue
         if isinstance(arg, ast.Starred) or i >= len(positional):
             return everything
         out.add(positional[i])
     for kw in call.keywords:
-        if _root(kw.value) in names:
+        if model_root(kw.value) in names:
             if kw.arg is None or kw.arg not in everything:
                 return everything
             out.add(kw.arg)
@@ -192,54 +190,3 @@ def _own_nodes(fn: ast.AST) -> list[ast.AST]:
     """The nodes of this function's body, not those of functions or classes written in it
     (each is a flow of its own, with names of its own): the walk every rule shares."""
     return tree_walk.own_nodes(fn)
-
-
-def _changed_roots(node: ast.AST) -> list[str]:
-    """The names whose model this node gives parts or hooks (`m.fc = ...`, `setattr(m, ...)`)."""
-    if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-        # A number or a string set on it (`model.model_name = "vit"`) is no part.
-        plain = _plain_value(node.value)
-        return [
-            r
-            for t in targets
-            if isinstance(t, (ast.Attribute, ast.Subscript))
-            and not (plain and isinstance(t, ast.Attribute))
-            and (r := _root(t)) is not None
-        ]
-    if isinstance(node, ast.Call):
-        func = node.func
-        if isinstance(func, ast.Name) and func.id == "setattr":
-            root = _root(node.args[0]) if node.args else None
-            return [root] if root is not None else []
-        if isinstance(func, ast.Attribute) and func.attr in CHANGES:
-            root = _root(func.value)
-            return [root] if root is not None else []
-    return []
-
-
-def _plain_value(value: ast.expr | None) -> bool:
-    """A constant, an f-string, or a tuple of those: never a module (None removes a part)."""
-    if isinstance(value, ast.Tuple):
-        return all(_plain_value(e) for e in value.elts)
-    return isinstance(value, (ast.Constant, ast.JoinedStr))
-
-
-def _root(node: ast.AST) -> str | None:
-    while True:
-        if isinstance(node, (ast.Attribute, ast.Subscript)):
-            node = node.value
-        elif _getattr_call(node):
-            node = node.args[0]  # `getattr(model, name)`: a part of `model`, as `model.bn` is
-        else:
-            return node.id if isinstance(node, ast.Name) else None
-
-
-def _getattr_call(node: ast.AST) -> bool:
-    return (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id == "getattr"
-        and len(node.args) in (2, 3)
-        and not node.keywords
-    )

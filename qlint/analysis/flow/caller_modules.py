@@ -33,6 +33,8 @@ import os
 import weakref
 
 from qlint.analysis.context import FileContext
+from qlint.analysis.flow import caller_slices
+from qlint.analysis.flow.function_flows import FunctionFlow
 from qlint.analysis.flow.model_flow import ModelFlow
 from qlint.analysis.graphs import file_keys
 from qlint.analysis.names.body_reads import BODY_READ
@@ -161,6 +163,31 @@ def release(ctx: FileContext, path: str) -> None:
         del _MODULES[key]
 
 
+def body_flow(flow, analysed: dict, body, refs: dict) -> FunctionFlow | None:
+    """The flow of the caller's body holding the calls `refs` names: walking only what can
+    affect what they pass (`caller_slices`), unless the body was walked whole already."""
+    key = id(body.node)
+    slot = key
+    if key not in analysed and key not in flow.memo.functions:
+        cut = caller_slices.dropped(body.node, list(refs.values()))
+        slot = key if cut is None else (key, cut)
+    if slot not in analysed:
+        try:
+            if slot is key:
+                analysed[key] = flow.function(body.node, body.class_scope)
+            else:
+                analysed[slot] = flow.sliced(body.node, body.class_scope, slot[1])
+        except RecursionError:  # a caller too deep to follow: its call is not read
+            analysed[slot] = None
+    return analysed[slot]
+
+
+def analysed_flows(analysed: dict) -> list[FunctionFlow]:
+    """The flows of a caller module's bodies analysed so far (`caller_module`'s third part),
+    a body walked in part (`caller_slices`) only while it was not walked whole."""
+    return [f for k, f in analysed.items() if f is not None and (type(k) is int or k[0] not in analysed)]
+
+
 def _still(kept: Kept, ctx: FileContext, own: str) -> bool:
     """Whether the analysis kept is the one this check would make (see the module's doc);
     if so, it is made ready for this check."""
@@ -190,4 +217,15 @@ def _still(kept: Kept, ctx: FileContext, own: str) -> bool:
     return True
 
 
-__all__ = ["ARMING", "BUILT", "WATCHED", "Kept", "caller_module", "checked_once", "kept_of", "release"]
+__all__ = [
+    "ARMING",
+    "BUILT",
+    "WATCHED",
+    "Kept",
+    "analysed_flows",
+    "body_flow",
+    "caller_module",
+    "checked_once",
+    "kept_of",
+    "release",
+]

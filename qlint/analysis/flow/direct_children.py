@@ -14,7 +14,8 @@ nothing else of it reads a flag. That is read from the model's construction:
 - one construction of a class of the project, read in full, running an `__init__` (its own
   or inherited) past which no class of it adds or switches a part
   (`inherited_inits.plain_init`), and given no part after its build (where the walk sees it:
-  `model.bn = ...`, `model.add_module(...)` in the function, or a part a helper gave it);
+  `model.bn = ...`, `model.add_module(...)` in the function, strictly read, `given_parts`, or
+  a part a helper gave it);
 - the class's content with the builds `self.<name> = nn.<OWN_FLAG class>(...)`, statements of
   that `__init__`'s own body, left out is known in full and holds nothing whose behaviour
   depends on the mode: no other batch norm or dropout (one inside a child stays in train
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import ast
 
+from qlint.analysis.flow.given_parts import given_to
 from qlint.analysis.flow.held_parts import part_build
 from qlint.analysis.flow.inherited_inits import plain_init
 from qlint.analysis.flow.model_classes import in_check
@@ -41,7 +43,7 @@ def every_part_direct(sem, over: ast.expr, root, steps: tuple[str, ...], facts: 
     whose mode is its own flag, and nothing of it reads a flag."""
     if len(root.origins) != 1 or any(step.startswith("[") for step in steps):
         return False
-    if any(isinstance(f.node, ast.Assign) for f in facts) or _given(sem.walk.func, over):
+    if any(isinstance(f.node, ast.Assign) for f in facts) or given_to(sem.walk.func, over):
         return False  # given a part after its build (`model_builds.given_part`): it may hold more
     built = part_build(sem.owner, (root, steps))
     if built is None or built.parts != () or built.given or built.slots:
@@ -53,39 +55,6 @@ def every_part_direct(sem, over: ast.expr, root, steps: tuple[str, ...], facts: 
     leaves = _own_flag_children(init, Resolver(home.scope, NO_PROJECT, None))
     dependent, complete = in_check(built.index).contents.content_inheriting(built.cls, home.node, leaves, frozenset())
     return complete and not dependent
-
-
-def _given(func: ast.AST, over: ast.expr) -> bool:
-    """`func`, the function walked, may give the model named as `over` a part: it stores on it
-    or on what it holds (`model.extra = ...`, `model.body[0] = ...`, `setattr(model, ...)`), or
-    calls a method adding one (`model.add_module(...)`, `model.layers.append(...)`)."""
-    name = _root_name(over)
-    if name is None:
-        return True
-    for node in ast.walk(func):
-        if isinstance(node, (ast.Attribute, ast.Subscript)) and not isinstance(node.ctx, ast.Load):
-            if _root_name(node.value) == name:
-                return True
-        elif isinstance(node, ast.Call):
-            f = node.func
-            if isinstance(f, ast.Attribute) and f.attr in _ADDING and _root_name(f.value) == name:
-                return True
-            if isinstance(f, ast.Name) and f.id == "setattr" and node.args and _root_name(node.args[0]) == name:
-                return True
-    return False
-
-
-# The methods of torch.nn's modules and containers that add a submodule.
-_ADDING = frozenset(
-    {"add_module", "register_module", "append", "extend", "insert", "update", "__setattr__", "__setitem__"}
-)
-
-
-def _root_name(expr: ast.expr) -> str | None:
-    """`model` of `model`, `model.body`, `model.layers[0]`."""
-    while isinstance(expr, (ast.Attribute, ast.Subscript)):
-        expr = expr.value
-    return expr.id if isinstance(expr, ast.Name) else None
 
 
 def _own_flag_children(init: ast.FunctionDef, resolver: Resolver) -> frozenset[int]:

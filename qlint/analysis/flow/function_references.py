@@ -22,11 +22,11 @@ from qlint.analysis.names.references import References
 from qlint.analysis.names.resolver import Resolver
 
 
-def _imported_elsewhere(ctx: FileContext, path: str, refs: References, func: ast.AST, target: str, word: str) -> bool:
+def imported_elsewhere(ctx: FileContext, path: str, refs: References, func: ast.AST, target: str, word: str) -> bool:
     """Whether every use of `word` in the candidate module is its one module-level import of
     something that is not the helper (`from executorch.examples.qualcomm.utils import
     build_executorch_binary` in the 45 Qualcomm scripts searched for the callers of
-    MediaTek's function of that name), decided from its summary as `_uses` decides each
+    MediaTek's function of that name), decided from its summary as `function_uses` decides each
     reference after a parse: the import resolved through the project's re-exports, neither
     the helper nor a re-export of it, a function of another module or of no project module."""
     if word not in refs.sole_imports or refs.aliases.get(word):
@@ -40,7 +40,7 @@ def _imported_elsewhere(ctx: FileContext, path: str, refs: References, func: ast
     return word != func.name or _elsewhere(qual, func.name, ctx.project, path, ctx.path)
 
 
-def _uses(other: FileContext, target: str, func: ast.AST, helper_path: str, references: References, word: str):
+def function_uses(other: FileContext, target: str, func: ast.AST, helper_path: str, references: References, word: str):
     """[(body, {id(reference): reference})] of the references to the helper in a module, or
     None when one may denote it but is not a plain reference (an alias of a re-export, an
     attribute of an object). Only the statements on the rows its summary lists are walked.

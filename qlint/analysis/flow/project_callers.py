@@ -31,6 +31,10 @@ edited or added anywhere refreshes cached results. Unless one module decides the
 whatever the others hold (a module subclassing a method's class, one that names the
 function, one whose text holds the module's name): that module alone is then recorded, and
 a warm check validates its stat, not the project's (`subclassed_methods`).
+
+Kept in modules of their own: how the helper is searched for, under which names, and its uses
+read in one module (`helper_references`); the caller modules parsed and analysed, and the
+bodies walked there (`caller_modules`).
 """
 
 from __future__ import annotations
@@ -41,17 +45,17 @@ from collections.abc import Iterator
 
 from qlint.analysis import scan_memo
 from qlint.analysis.context import FileContext
-from qlint.analysis.flow import caller_modules, caller_slices
-from qlint.analysis.flow.caller_modules import caller_module
+from qlint.analysis.flow import caller_modules
+from qlint.analysis.flow.caller_modules import analysed_flows, body_flow, caller_module
 from qlint.analysis.flow.function_flows import CallSite, FunctionFlow
-from qlint.analysis.flow.function_references import _imported_elsewhere, _uses
+from qlint.analysis.flow.function_references import imported_elsewhere
+from qlint.analysis.flow.helper_references import INIT, METHOD, TAKEN, more_words, searched_as, uses_in
 from qlint.analysis.flow.kept_caller_verdicts import Verdicts
-from qlint.analysis.flow.method_references import method_uses, owner_class
+from qlint.analysis.flow.method_references import owner_class
 from qlint.analysis.flow.model_values import ModeFact
 from qlint.analysis.flow.project_search import (
     OWN,
     candidate_modules,
-    import_renames,
     named_in_text,
     paths_naming,
     references_loading,
@@ -59,11 +63,9 @@ from qlint.analysis.flow.project_search import (
     searchable,
 )
 from qlint.analysis.flow.subclass_self_calls import taken_as_value
-from qlint.analysis.flow.subclassed_methods import _subclassed_elsewhere, _subclasses
+from qlint.analysis.flow.subclassed_methods import subclassed_elsewhere, subclasses
 from qlint.analysis.names.references import References
 from qlint.value_classes import value_class
-
-_MAX_WORDS = 4  # the helper's name and the names it is re-exported under, searched in turn
 
 
 @value_class(frozen=True)
@@ -118,7 +120,7 @@ def each_project_call(
     if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or not ctx.module:
         yield None
         return
-    found = _searched_as(ctx, func)
+    found = searched_as(ctx, func)
     if found is None:
         yield None  # a nested function, a decorated method: their callers are not found by name
         return
@@ -126,14 +128,14 @@ def each_project_call(
     root = search_root(ctx.path)
     # The helper's name, then the names modules re-export it under (`from .x import f as qm`):
     # a caller of `qm` never spells `f`. A constructor's callers spell its class.
-    words = [owner_name if method == _INIT else func.name]
+    words = [owner_name if method == INIT else func.name]
     if verdicts is not None:
         verdicts.asked(target, words[0], method)
     # A subclass's `self.<method>(...)` in another module is read (`subclass_self_calls`); one
     # that takes the method as a value keeps the callers unknown, and alone decides so.
     if method and root is not None:
-        taken = (lambda data: taken_as_value(data, func.name)) if method == _METHOD else None
-        if _subclassed_elsewhere(ctx, root, target + _TAKEN if taken else target, words[0], owner_name, taken):
+        taken = (lambda data: taken_as_value(data, func.name)) if method == METHOD else None
+        if subclassed_elsewhere(ctx, root, target + TAKEN if taken else target, words[0], owner_name, taken):
             yield None
             return
     # Calls found under an earlier word (a module that renames and calls). Not those of this
@@ -143,7 +145,7 @@ def each_project_call(
     for word in words:
         found_now: set[tuple] = set()
         candidates = candidate_modules(ctx, root, word) if root is not None else None
-        if candidates is None and method == _METHOD and root is not None:
+        if candidates is None and method == METHOD and root is not None:
             # Too many modules spell the method's name: when its class's instances stay in the
             # functions that build them, the modules naming the class are the ones to read.
             candidates = _instance_holders(ctx, root, func)
@@ -156,18 +158,18 @@ def each_project_call(
             first = verdicts if verdicts is not None and word is words[0] else None
             known = first.taken(path, key) if first is not None else None
             if known is not None:
-                if not _more_words(ctx, path, word, words, method):
+                if not more_words(ctx, path, word, words, method):
                     yield None  # re-exported under too many names to search them all
                     return
                 yield KeptCalls(path, known)
                 continue
             # The module's summary is parsed for its references (unless known already): the tree
             # is kept for `_module`, which would otherwise parse the module again to read its calls.
-            apart = method == _METHOD and _subclasses(path, key, data, owner_name)
+            apart = method == METHOD and subclasses(path, key, data, owner_name)
             with first.recording(path, key) if first is not None else contextlib.nullcontext():
                 try:
                     refs = references_loading(ctx, path, key, word, keep_tree=True)
-                    if refs is not None and not method and _imported_elsewhere(ctx, path, refs, func, target, word):
+                    if refs is not None and not method and imported_elsewhere(ctx, path, refs, func, target, word):
                         calls = ()  # no use of it there can be the helper: the module is not parsed
                     elif refs is not None:
                         if first is not None:
@@ -184,7 +186,7 @@ def each_project_call(
                 if calls is None:
                     yield None
                     return
-                if not _more_words(ctx, path, word, words, method):
+                if not more_words(ctx, path, word, words, method):
                     yield None  # re-exported under too many names to search them all
                     return
                 try:
@@ -203,61 +205,27 @@ def each_project_call(
         seen |= found_now
 
 
-def _more_words(ctx: FileContext, path: str, word: str, words: list[str], method: str) -> bool:
-    """Add to `words` the names the module at `path` re-exports the helper under; False when
-    that makes too many to search."""
-    for renamed in import_renames(ctx, path, word) if not method else ():
-        if renamed not in words:
-            if len(words) > _MAX_WORDS:
-                return False
-            words.append(renamed)
-    return True
-
-
-_METHOD = "method"
-# Beside a method's name in `subclassed_methods`' answers: a subclass that takes it as a value
-# (`subclass_self_calls.taken_as_value`), not any module subclassing its class (`used_elsewhere`'s answer).
-_TAKEN = "@taken-as-value"
-_INIT = "init"  # `__init__`: its callers are the constructions of its class
-
-
-def _searched_as(ctx: FileContext, func: ast.AST) -> tuple[str, str, str] | None:
-    """(what its references resolve to, "" / `_METHOD` / `_INIT`, its class's name) for a
-    module-level function or a method of a top-level class; None for anything else."""
-    if ctx.scope.functions.get(func.name) is func:
-        return f"{ctx.module}.{func.name}", "", ""
-    # A method of a top-level class is found by its name as an attribute
-    # (`method_references`), its `__init__` by its class's name (`construction_references`).
-    owner = owner_class(ctx, func)
-    if owner is None:
-        return None
-    name = owner.node.name
-    if func.name == "__init__":
-        return f"{ctx.module}.{name}", _INIT, name
-    return f"{ctx.module}.{name}.{func.name}", _METHOD, name
-
-
 def used_elsewhere(ctx: FileContext, func: ast.AST) -> bool:
     """Whether `each_project_call` would yield anything for `func`: another module calls it
     (under its name or one it is re-exported as), or uses it in a way that cannot be read (or
     its callers cannot be searched). Decided from each candidate module's references
-    (`_uses`), without analysing the bodies that hold them: a walk up the callers that only
+    (`function_uses`), without analysing the bodies that hold them: a walk up the callers that only
     asks whether all of them are in the checked module (`call_sites.calls_read_here`) stops
     at the first such module. A method of a top-level class likewise, from the references
     `method_references` says may be it (a module subclassing its class: used)."""
     if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or not ctx.module:
         return True
-    found = _searched_as(ctx, func)
+    found = searched_as(ctx, func)
     if found is None:
         return True  # a nested function, a decorated method: not searched by name
     target, method, owner_name = found
     root = search_root(ctx.path)
-    words = [owner_name if method == _INIT else func.name]
-    if method and root is not None and _subclassed_elsewhere(ctx, root, target, words[0], owner_name):
+    words = [owner_name if method == INIT else func.name]
+    if method and root is not None and subclassed_elsewhere(ctx, root, target, words[0], owner_name):
         return True  # a module that subclasses its class and names the method: used there
     for word in words:
         candidates = candidate_modules(ctx, root, word) if root is not None else None
-        if candidates is None and method == _METHOD and root is not None:
+        if candidates is None and method == METHOD and root is not None:
             candidates = _instance_holders(ctx, root, func)  # as `each_project_call` reads them
         if candidates is None:
             return True
@@ -268,20 +236,20 @@ def used_elsewhere(ctx: FileContext, func: ast.AST) -> bool:
         for path, data, key in sorted(candidates, key=lambda c: len(c[1])):
             try:
                 refs = references_loading(ctx, path, key, word, keep_tree=True)
-                if refs is not None and not method and _imported_elsewhere(ctx, path, refs, func, target, word):
+                if refs is not None and not method and imported_elsewhere(ctx, path, refs, func, target, word):
                     refs = None  # every use of the name there is another function: not parsed
                 module = _module(ctx, path, data) if refs is not None else None
                 # A use that is not a call the flow reads makes `each_project_call` yield
                 # None; a read call, the call: anything but no use at all. For a method, what
                 # cannot be it (another class's own `self._wrap`) is no use (`method_uses`).
-                uses = _uses_in(module, target, func, ctx.path, refs, word, method) if module is not None else []
+                uses = uses_in(module, target, func, ctx.path, refs, word, method) if module is not None else []
                 if uses is None or uses:
                     return True
                 if refs is not None and _own_only(ctx, path, data, word):
                     scan_memo.note_miss(path, OWN + word, key)
             finally:
                 ctx.project.drop_kept_tree()
-            if not _more_words(ctx, path, word, words, method):
+            if not more_words(ctx, path, word, words, method):
                 return True  # too many names to search: taken as used
     return False
 
@@ -304,13 +272,13 @@ def _calls_in(
     if module is None:
         return []  # does not parse: it calls nothing
     _, flow, analysed, _ = module
-    uses = _uses_in(module, target, func, ctx.path, refs, word, method)
+    uses = uses_in(module, target, func, ctx.path, refs, word, method)
     if uses is None:
         return None
     found: list[ProjectCall] = []
     matched: set[int] = set()
     for body, refs in uses:
-        fn = _body_flow(flow, analysed, body, refs)
+        fn = body_flow(flow, analysed, body, refs)
         if fn is None:
             return None
         flows = None  # the bodies analysed by now: the same for every call of this one
@@ -326,25 +294,6 @@ def _calls_in(
     if any(id(ref) not in matched for _, refs in uses for ref in refs.values()):
         return None  # named but not called where the analysis followed it
     return found
-
-
-def _uses_in(
-    module: tuple, target: str, func: ast.AST, helper_path: str, refs: References, word: str, method: str = ""
-):
-    """`_uses`, once per parsed module, helper and name it is spelled under (for a method,
-    `method_references.method_uses`: `target` is then `module.Class.method`)."""
-    other, _, _, memo = module
-    asked = (target, func.name, helper_path, word, method)
-    if asked not in memo:
-        if method == _INIT:
-            from qlint.analysis.flow.construction_references import construction_uses
-
-            memo[asked] = construction_uses(other, target, word, refs.rows(refs.names_for(word)))
-        elif method:
-            memo[asked] = method_uses(other, target.rpartition(".")[0], word, refs.rows(refs.names_for(word)))
-        else:
-            memo[asked] = _uses(other, target, func, helper_path, refs, word)
-    return memo[asked]
 
 
 def _instance_holders(ctx: FileContext, root: str, func: ast.AST) -> list[tuple[str, bytes, tuple]] | None:
@@ -370,34 +319,9 @@ def instances_kept(ctx: FileContext, func: ast.AST) -> bool:
 
 
 def _own_only(ctx: FileContext, path: str, data: bytes, name: str) -> bool:
-    """`_uses` found every load of `name` in the module to be its own (content alone decided)."""
+    """`function_uses` found every load of `name` in the module to be its own (content alone decided)."""
     module = _module(ctx, path, data)
     return module is not None and module[0].cache.get((OWN, name), False)
-
-
-def _body_flow(flow, analysed: dict, body, refs: dict) -> FunctionFlow | None:
-    """The flow of the caller's body holding the calls `refs` names: walking only what can
-    affect what they pass (`caller_slices`), unless the body was walked whole already."""
-    key = id(body.node)
-    slot = key
-    if key not in analysed and key not in flow.memo.functions:
-        cut = caller_slices.dropped(body.node, list(refs.values()))
-        slot = key if cut is None else (key, cut)
-    if slot not in analysed:
-        try:
-            if slot is key:
-                analysed[key] = flow.function(body.node, body.class_scope)
-            else:
-                analysed[slot] = flow.sliced(body.node, body.class_scope, slot[1])
-        except RecursionError:  # a caller too deep to follow: its call is not read
-            analysed[slot] = None
-    return analysed[slot]
-
-
-def analysed_flows(analysed: dict) -> list[FunctionFlow]:
-    """The flows of a caller module's bodies analysed so far (`caller_module`'s third part),
-    a body walked in part (`caller_slices`) only while it was not walked whole."""
-    return [f for k, f in analysed.items() if f is not None and (type(k) is int or k[0] not in analysed)]
 
 
 def _call(site: CallSite, index: int, path: str, module: tuple, fn: FunctionFlow, flows: tuple) -> ProjectCall:
@@ -416,7 +340,6 @@ def _module(ctx: FileContext, path: str, data: bytes, apart: bool = False):
 __all__ = [
     "KeptCalls",
     "ProjectCall",
-    "analysed_flows",
     "each_project_call",
     "instances_kept",
     "named_in_text",

@@ -37,7 +37,7 @@ _SUBCLASSING: dict[tuple[str, str], tuple[str, tuple]] = {}
 kept_answers.register("subclassing", _SUBCLASSING, lambda key, entry: entry[:-1], small=True)
 
 
-def _subclassed_elsewhere(ctx: FileContext, root: str, target: str, word: str, owner: str, also=None) -> bool:
+def subclassed_elsewhere(ctx: FileContext, root: str, target: str, word: str, owner: str, also=None) -> bool:
     """Another module subclasses the method's class and spells `word` (the method's name, or
     the class's for `__init__`), and its text holds what `also(text)` asks, if given (the
     caller search reads a subclass's `self.<method>(...)`, and asks for one that takes the
@@ -52,7 +52,7 @@ def _subclassed_elsewhere(ctx: FileContext, root: str, target: str, word: str, o
     if _still_subclassed(ctx, root, target, word):
         return True
     for path, data, key in candidate_modules(ctx, root, word, record=False) or ():
-        if (also is None or also(data)) and _subclasses(path, key, data, owner):
+        if (also is None or also(data)) and subclasses(path, key, data, owner):
             _note_subclassing(ctx, root, target, owner, path, key)
             return _still_subclassed(ctx, root, target, word)
     return False  # the search that follows records the project: every module decides
@@ -98,7 +98,7 @@ def _note_subclassing(ctx: FileContext, root: str, target: str, owner: str, path
     _SUBCLASSING[root, target] = (owner, ((path, key),))
 
 
-def _subclasses(path: str, key: tuple, data: bytes, cls: str) -> bool:
+def subclasses(path: str, key: tuple, data: bytes, cls: str) -> bool:
     memo = (path, key, cls)
     found = _SUBCLASSED.get(memo)
     if found is None:

@@ -94,25 +94,25 @@ class Forwarding:
         self._params: dict[int, tuple[ast.AST, frozenset[str], tuple]] = {}
         # Modules read while a fact shared across checks is worked out: the fact is reused
         # only while they keep their content keys (see `file_keys`).
-        self._trails: list[list[tuple[str, tuple | None]]] = []
+        self.trails: list[list[tuple[str, tuple | None]]] = []
         # `forwarded_params` in progress, innermost last: [key, whether its answer may be
         # shared across checks]. An answer that met a function still in progress (a cycle
         # through two functions) depends on which of them was asked first; it serves this
         # check (whose order of questions its file decides) but is not shared (`SHARED`), nor
         # is anything worked out from it (`_unshared`).
-        self._asking: list[list] = []
+        self.asking: list[list] = []
         self._unshared: set[object] = set()
-        self._found: dict[tuple[str, str], str | None] = {}  # per check: files may appear later
-        self._project = None  # the project index, known once a resolver is seen
+        self.module_files: dict[tuple[str, str], str | None] = {}  # per check: files may appear later
+        self.project = None  # the project index, known once a resolver is seen
         # Content keys and recorded dependencies of this check: a file is stat-ed once per check.
-        self._keys: dict[str, tuple | None] = {}
-        self._recorded: set = set()  # paths, and lookups ("find", module, root)
+        self.content_keys: dict[str, tuple | None] = {}
+        self.recorded: set = set()  # paths, and lookups ("find", module, root)
         self.fact = ForwardingFact(fact_key, direct, needles, own_calls)
         # A module that names no sink can still hold helpers that hand a parameter on to
         # another module's (`add_op(graph, op)` calling `a.insert(graph, op)`): read through
         # this fact, computed only for such modules (not registered for every summary).
         self.chain_fact = ForwardingFact(fact_key, direct, needles, own_calls, gated=False)
-        self._index = None  # the project's wrapper-name index, where the check has one
+        self.wrapper_index = None  # the project's wrapper-name index, where the check has one
         # Whether chains run `CHAIN_LINKS` deep without the index too: a search a tree run
         # makes with the index (`deep`), in a module of a root the index covers. The index
         # only spares the lookups of names it rules out; how deep chains run is the root's, so
@@ -122,36 +122,36 @@ class Forwarding:
         # Per check: (module, links left) -> whether a chain from it reaches a module naming a
         # sink, with the modules read for that answer; each module's own links; and (module,
         # name, links left) -> whether that name of a link module hands a parameter on (`_passes_on`).
-        self._reach: dict[tuple[str, int], tuple[bool, tuple]] = {}
-        self._edges: dict[str, tuple[bool, tuple[tuple[str, str, str], ...], tuple]] = {}
-        self._passes: dict[tuple[str, str, int], tuple[bool, tuple]] = {}
-        self._methods: dict[str, tuple[frozenset[str], tuple]] = {}  # `_instance_wrapper`
-        self._inherited: dict[tuple, tuple] = {}  # `imported_helpers._inherited_helpers`
+        self.reach: dict[tuple[str, int], tuple[bool, tuple]] = {}
+        self.edges: dict[str, tuple[bool, tuple[tuple[str, str, str], ...], tuple]] = {}
+        self.passes: dict[tuple[str, str, int], tuple[bool, tuple]] = {}
+        self.instance_methods: dict[str, tuple[frozenset[str], tuple]] = {}  # `_instance_wrapper`
+        self.inherited: dict[tuple, tuple] = {}  # `imported_helpers._inherited_helpers`
 
     @property
     def chain_links(self) -> int:
         """The modules past the first a wrapper chain may pass through (`wrapper_chains`)."""
-        return CHAIN_LINKS - 1 if self._deep or self._index is not None else 0
+        return CHAIN_LINKS - 1 if self._deep or self.wrapper_index is not None else 0
 
     @property
-    def _kind(self) -> tuple[str, bool, int]:
+    def kind(self) -> tuple[str, bool, int]:
         """What a fact shared across checks was worked out for: the sink kind, whether
         without the wrapper-name index (whose reads make its trail), and how deep chains run."""
-        return self.fact.key, self._index is None, self.chain_links
+        return self.fact.key, self.wrapper_index is None, self.chain_links
 
     def module_scope(self, resolver: Resolver | None, module: str, requester: str) -> RemoteModule | None:
         """Another module of the project as its summary describes it, if it can hold a helper
         (its text names a sink). Whatever is read (the module, or that it is absent) is a
         dependency of this check."""
-        project = self._project = resolver.project if resolver is not None else self._project
+        project = self.project = resolver.project if resolver is not None else self.project
         path = module_file(self, module, requester)
         if path is None:
             # Records the absence when the module would be the project's: creating it later
             # must refresh this check.
             project.module_scope(module, requester)
-            if self._trails:
+            if self.trails:
                 base = os.path.join(import_root(requester), *module.split("."))
-                self._trails[-1].extend((p, None) for p in (base + ".py", os.path.join(base, "__init__.py")))
+                self.trails[-1].extend((p, None) for p in (base + ".py", os.path.join(base, "__init__.py")))
             return None
         read_module(self, project, path)
         if mentions(project, path, self.fact.key, self.holds_sink):
@@ -173,7 +173,7 @@ class Forwarding:
         A module that does neither is not summarised (parsed) for the name. With `function`
         only a `def` counts: a class of that name is no function to look up in its summary
         (the question of most names the files of a tree call, as `Pass()`)."""
-        project = self._project = resolver.project if resolver is not None else self._project
+        project = self.project = resolver.project if resolver is not None else self.project
         path = module_file(self, module, requester)
         if path is not None:
             defined, functions, imports = text_names(project, path)
@@ -209,12 +209,12 @@ class Forwarding:
         if key in self._params:
             # The modules read for it are read for whatever asks again (a fact shared across
             # checks must carry all of them).
-            if self._trails:
-                self._trails[-1].extend(self._params[key][2])
+            if self.trails:
+                self.trails[-1].extend(self._params[key][2])
             self._met(key)
             return self._params[key][1]
         remote = isinstance(func, RemoteFunction)
-        shared_key = (key, self._kind)
+        shared_key = (key, self.kind)
         shared = shared_entry(self, SHARED, shared_key, unkept_function) if remote else SHARED.get(shared_key)
         fresh = shared is not None and (remote or holds(self, shared[2]))
         if fresh and (shared[0] is func or remote):
@@ -224,8 +224,8 @@ class Forwarding:
             replay(self, shared[2])
             return shared[1]
         self._params[key] = (func, frozenset(), ())  # a cycle forwards nothing more
-        self._trails.append([])
-        self._asking.append([key, True])
+        self.trails.append([])
+        self.asking.append([key, True])
         params = set(_params(func))
         found: set[str] = set()
         if isinstance(func, RemoteFunction):
@@ -249,19 +249,19 @@ class Forwarding:
             else:
                 found -= {n for n, values in function_assigns(func).items() if len(values) > 1}
         result = frozenset(found)
-        trail = tuple(dict.fromkeys(self._trails.pop()))
+        trail = tuple(dict.fromkeys(self.trails.pop()))
         self._params[key] = (func, result, trail)
-        if self._trails:
-            self._trails[-1].extend(trail)
-        if not self._asking.pop()[1]:
+        if self.trails:
+            self.trails[-1].extend(trail)
+        if not self.asking.pop()[1]:
             self._unshared.add(key)
-            if self._asking:
-                self._asking[-1][1] = False
+            if self.asking:
+                self.asking[-1][1] = False
         elif scope.path != self.own_path:
             if len(SHARED) > 50_000:
                 SHARED.clear()
-            own = (scope.path, trail_key(self, scope.path) if self._project is not None else None)
-            SHARED[(key, self._kind)] = (func, result, (*trail, own))
+            own = (scope.path, trail_key(self, scope.path) if self.project is not None else None)
+            SHARED[(key, self.kind)] = (func, result, (*trail, own))
         return result
 
     def _remote_params(self, func: RemoteFunction, scope: RemoteModule, class_scope) -> set[str]:
@@ -303,7 +303,7 @@ class Forwarding:
         """`forwarded_params` answered `key` from this check's memo: an answer still in
         progress (a cycle) or one that is not shared makes the answers being worked out
         from it depend on the order of questions too (a function calling itself does not)."""
-        asking = self._asking
+        asking = self.asking
         if not asking:
             return
         for i in range(len(asking) - 1, -1, -1):
@@ -340,7 +340,7 @@ class Forwarding:
         module never calls is left out: its name only matters at a call (`callee_name`), and
         finding out would read the modules it comes from. `text`: the module's, where it calls
         functions of the modules it imports (`gu.insert_op(...)`)."""
-        self._project = resolver.project
+        self.project = resolver.project
         functions = [(f, None) for f in scope.functions.values()]
         functions += [(m, cls) for cls in scope.classes.values() for m in cls.methods.values()]
         helpers: set[str] = set()

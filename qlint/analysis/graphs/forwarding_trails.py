@@ -3,7 +3,7 @@ read and the module lookups made while it was worked out, each with what it foun
 shared across checks (`forwarding_memos`), or kept between runs (`kept_answers`), is reused
 only while its trail holds; every module and lookup read is also a dependency of the check
 that read it (`file_keys`), so that an edit of one refreshes the check. `fw` is the check's
-`Forwarding`, which holds the trails being worked out (`_trails`, innermost last), the
+`Forwarding`, which holds the trails being worked out (`trails`, innermost last), the
 lookups and content keys of the check, and the dependencies it recorded.
 """
 
@@ -24,8 +24,8 @@ def module_file(fw, module: str, requester: str) -> str | None:
     lookup found none, or ahead of the one it found, changes it (`trail_key`)."""
     root = lookup_root(module, requester)
     found = looked_up(fw, module, root, requester)
-    if fw._trails:
-        fw._trails[-1].append((("find", module, root), found))
+    if fw.trails:
+        fw.trails[-1].append((("find", module, root), found))
     # What `root` does not stand for: the requester's package directory, which may come to hold it.
     apart = tried_apart(module, os.path.abspath(requester), root, found) if ProjectIndex.wants_dependencies else ()
     if apart:
@@ -35,16 +35,16 @@ def module_file(fw, module: str, requester: str) -> str | None:
 
 def looked_up(fw, module: str, root: str, requester: str | None = None) -> str | None:
     key = (module, root)
-    if key not in fw._found:
+    if key not in fw.module_files:
         asker = requester if requester is not None else kept_answers.root_requester(root)
-        fw._found[key] = fw._project.find_module_in_check(module, asker)
-    return fw._found[key]
+        fw.module_files[key] = fw.project.find_module_in_check(module, asker)
+    return fw.module_files[key]
 
 
 def read_module(fw, project, path: str) -> None:
     key = trail_key(fw, path)
-    if fw._trails:  # the innermost fact; each hands its trail on to the one around it
-        fw._trails[-1].append((path, key))
+    if fw.trails:  # the innermost fact; each hands its trail on to the one around it
+        fw.trails[-1].append((path, key))
     record(fw, ((path, key),))
 
 
@@ -52,13 +52,13 @@ def trail_key(fw, path: str | tuple) -> tuple | str | None:
     """A module's content key; for a lookup in a trail (`module_file`), the file it finds now."""
     if type(path) is tuple:
         return looked_up(fw, path[1], path[2])
-    if path not in fw._keys:
-        fw._keys[path] = file_keys.content_key(fw._project, path)
-    return fw._keys[path]
+    if path not in fw.content_keys:
+        fw.content_keys[path] = file_keys.content_key(fw.project, path)
+    return fw.content_keys[path]
 
 
 def holds(fw, deps) -> bool:
-    return fw._project is not None and all(trail_key(fw, path) == key for path, key in deps)
+    return fw.project is not None and all(trail_key(fw, path) == key for path, key in deps)
 
 
 def shared_entry(fw, memo: dict, key, load: Callable[[tuple], tuple] | None = None) -> tuple | None:
@@ -69,9 +69,9 @@ def shared_entry(fw, memo: dict, key, load: Callable[[tuple], tuple] | None = No
         return known
     name = MEMO_NAMES.get(id(memo))  # None: a memo put in its place (tests)
     kept = kept_answers.saved(name, key) if name is not None else None
-    if kept is None or fw._project is None:
+    if kept is None or fw.project is None:
         return None
-    project = fw._project
+    project = fw.project
     trail = kept_answers.valid_trail(
         kept[-1],
         lambda path: trail_key(fw, path),
@@ -86,16 +86,16 @@ def shared_entry(fw, memo: dict, key, load: Callable[[tuple], tuple] | None = No
 
 
 def record(fw, deps) -> None:
-    if fw._project is None or not file_keys.recording(fw._project):
+    if fw.project is None or not file_keys.recording(fw.project):
         return
     # Modules and lookups (a module made where one found none, or ahead of the one found).
-    new = tuple((p, k) for p, k in deps if (type(p) is str or p[0] == "find") and p not in fw._recorded)
-    if new and fw._project is not None:
-        fw._recorded.update(p for p, _ in new)
-        file_keys.record_trail(fw._project, fw.own_path, new)
+    new = tuple((p, k) for p, k in deps if (type(p) is str or p[0] == "find") and p not in fw.recorded)
+    if new and fw.project is not None:
+        fw.recorded.update(p for p, _ in new)
+        file_keys.record_trail(fw.project, fw.own_path, new)
 
 
 def replay(fw, deps) -> None:
-    if fw._trails:
-        fw._trails[-1].extend(deps)
+    if fw.trails:
+        fw.trails[-1].extend(deps)
     record(fw, deps)

@@ -22,7 +22,10 @@ MAX_DEPTH = 4
 
 class ModuleHolder(Protocol):
     """What the lookup asks of the helper search (`forwarding.Forwarding`): the module a name
-    is imported from, read only when its text can hold the name."""
+    is imported from, read only when its text can hold the name, and the project index, once
+    a resolver has named it (a lookup without a resolver reads that one)."""
+
+    project: object | None
 
     def module_holding(
         self, resolver: Resolver | None, module: str, requester: str, name: str, function: bool = False
@@ -94,7 +97,7 @@ def module_attribute(fw: ModuleHolder, resolver, scope, parts: list[str], depth:
 def _runs_through(fw, resolver, scope, head: str, middle: list[str]) -> bool:
     from qlint.analysis.graphs.package_paths import runs_through
 
-    return runs_through(fw, resolver.project if resolver is not None else fw._project, scope, head, middle)
+    return runs_through(fw, resolver.project if resolver is not None else fw.project, scope, head, middle)
 
 
 def module_function(fw: ModuleHolder, resolver: Resolver, scope: ModuleScope, name: str, depth: int) -> Helper | None:

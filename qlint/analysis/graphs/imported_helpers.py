@@ -40,8 +40,8 @@ def helper_names(
     methods its classes inherit from classes of other modules. With `called` (whether
     the module may call a name, see `called_names`), only imports it calls are asked about;
     with the project's `index` of wrapper names (`wrapper_index`), only those it holds."""
-    fw._project = resolver.project
-    fw._index = index
+    fw.project = resolver.project
+    fw.wrapper_index = index
     if index is not None:
         resolver.project.record_derived(scope.path, index.dependency, index.digest)
     # Names that cannot be helpers are passed over before the text is searched for calls of
@@ -106,9 +106,9 @@ def _may_be_class(fw, full: str, requester: str) -> bool:
     path = module_file(fw, module, requester) if module else None
     if path is None:
         return False
-    read_module(fw, fw._project, path)
-    _, _, imports = text_names(fw._project, path)
-    return name in imports or name in class_names(fw._project, path)
+    read_module(fw, fw.project, path)
+    _, _, imports = text_names(fw.project, path)
+    return name in imports or name in class_names(fw.project, path)
 
 
 def _attribute_helpers(fw, path: str, imports, text: str, index, first: bool = False) -> set[str]:
@@ -196,8 +196,8 @@ def imports_helper(
     `helper_imports` answered for this text, when the caller asked it first. `named`: only
     through the names imported (a function called by its name, a class subclassed by its
     name), not through a path called on one (`gu.insert_op(...)`, `class P(gu.Rewriter)`)."""
-    fw._project = project
-    fw._index = index
+    fw.project = project
+    fw.wrapper_index = index
     if imports is None:
         imports = helper_imports(project, path, text, index)
     if not imports:
@@ -278,24 +278,24 @@ def _imported_helper(fw, scope, name: str, full: str) -> bool:
     # is imported from, which the import roots of a tree share (ExecuTorch: 275 roots):
     # everything read past that file is read from its own path, whoever imports it.
     root = lookup_root(full, scope.path)
-    rooted = (full, root, fw._kind)
+    rooted = (full, root, fw.kind)
     known = shared_entry(fw, IMPORTED, rooted)
     if known is not None:
         replay(fw, known[1])
         return bool(known[0])
     module, _, attr = full.rpartition(".")
     path = module_file(fw, module, scope.path) if module else None
-    shared = (path, attr, fw._kind) if path is not None else None
+    shared = (path, attr, fw.kind) if path is not None else None
     known = shared_entry(fw, IMPORTED, shared) if shared is not None else None
     if known is not None:
         replay(fw, known[1])
     else:
-        fw._trails.append([])
+        fw.trails.append([])
         helper = module_function(fw, None, scope, name, 0)
         is_helper = bool(
             helper is not None and helper.scope is not scope and fw.forwarded_params(helper.func, helper.scope, None)
         )
-        known = (is_helper, tuple(dict.fromkeys(fw._trails.pop())))
+        known = (is_helper, tuple(dict.fromkeys(fw.trails.pop())))
         if shared is not None:
             IMPORTED[shared] = known
     if len(IMPORTED) > 50_000:
@@ -317,18 +317,18 @@ def _base_helpers(fw, scope: ModuleScope | RemoteModule, base: ast.expr | list[s
         # A path through a package (`pkg.checks.Base`) runs or not by the modules the module
         # itself imports (`package_paths`): no answer of one module for another.
         return frozenset(_inherited_helpers(fw, scope, base, 0))
-    key = ("base", ".".join([head, *parts[1:]]), lookup_root(head, scope.path), fw._kind)
+    key = ("base", ".".join([head, *parts[1:]]), lookup_root(head, scope.path), fw.kind)
     known = shared_entry(fw, IMPORTED, key)
     if known is not None:
         replay(fw, known[1])
         return known[0]
-    fw._trails.append([])
+    fw.trails.append([])
     names = frozenset(_inherited_helpers(fw, scope, base, 0))
     if len(IMPORTED) > 50_000:
         IMPORTED.clear()
-    trail = tuple(dict.fromkeys(fw._trails.pop()))
-    if fw._trails:
-        fw._trails[-1].extend(trail)
+    trail = tuple(dict.fromkeys(fw.trails.pop()))
+    if fw.trails:
+        fw.trails[-1].extend(trail)
     record(fw, trail)
     IMPORTED[key] = (names, trail)
     return names
@@ -343,17 +343,17 @@ def _inherited_helpers(fw, scope, base: ast.expr | list[str], depth: int) -> set
     # a class's answer at a depth is final for the check: `helper_names` asks it again for
     # every subclass of the module, down each chain of bases (torch's _inductor/ir.py: ~100
     # classes, 9,120 `forwarded_params` asks for ~400 methods).
-    settled = not fw._trails and not fw._asking
+    settled = not fw.trails and not fw.asking
     key = (id(cls), id(other), depth)
     if settled:
-        known = fw._inherited.get(key)
+        known = fw.inherited.get(key)
         if known is not None and known[0] is cls and known[1] is other:
             return set(known[2])
     names = {n for n, m in cls.methods.items() if fw.forwarded_params(m, other, cls)}
     for b in cls.bases:
         names |= _inherited_helpers(fw, other, b, depth + 1)
     if settled:
-        fw._inherited[key] = (cls, other, frozenset(names))  # kept alive: their ids name no others
+        fw.inherited[key] = (cls, other, frozenset(names))  # kept alive: their ids name no others
     return names
 
 

@@ -53,18 +53,18 @@ def forwards_on(fw, project, path: str) -> bool:
     names no sink holds no helper method of its own unless it calls one (in ExecuTorch
     nearly every pass would otherwise be read through `ExportPass`), but for QL101's sink
     helpers one of a module calling a sink on `self` (a TestCase mixin's base, `_base_links`)."""
-    key = ("chain", path, fw._kind)
+    key = ("chain", path, fw.kind)
     known = shared_entry(fw, IMPORTED, key)
     if known is not None:
         replay(fw, known[1])
         return bool(known[0])
-    fw._trails.append([])
+    fw.trails.append([])
     try:
         found = _reaches(fw, project, path, fw.chain_links)
     finally:
-        trail = tuple(dict.fromkeys(fw._trails.pop()))
-    if fw._trails:
-        fw._trails[-1].extend(trail)
+        trail = tuple(dict.fromkeys(fw.trails.pop()))
+    if fw.trails:
+        fw.trails[-1].extend(trail)
     if len(IMPORTED) > 50_000:
         IMPORTED.clear()
     IMPORTED[key] = (found, (*trail, (path, trail_key(fw, path))))
@@ -76,9 +76,9 @@ def _reaches(fw, project, path: str, links: int) -> bool:
     `links` left) of a module that does so in turn. Each (module, links left) is worked
     out once per check: the links left fall at each step, so a cycle of imports ends,
     and the modules within reach are each read once however many paths lead to them."""
-    known = fw._reach.get((path, links))
+    known = fw.reach.get((path, links))
     if known is None:
-        fw._trails.append([])
+        fw.trails.append([])
         try:
             adjacent, further = _links_of(fw, project, path)
             if not adjacent and links > 0 and further:
@@ -91,10 +91,10 @@ def _reaches(fw, project, path: str, links: int) -> bool:
                 links > 0 and any(_passes_on(fw, project, p, name, links - 1) for p, name, _ in further)
             )
         finally:
-            trail = tuple(dict.fromkeys(fw._trails.pop()))  # many paths lead to one module
-        known = fw._reach[(path, links)] = (found, trail)
-    if fw._trails:
-        fw._trails[-1].extend(known[1])
+            trail = tuple(dict.fromkeys(fw.trails.pop()))  # many paths lead to one module
+        known = fw.reach[(path, links)] = (found, trail)
+    if fw.trails:
+        fw.trails[-1].extend(known[1])
     return known[0]
 
 
@@ -102,18 +102,18 @@ def _links_of(fw, project, path: str) -> tuple[bool, tuple[tuple[str, str, str],
     """Whether the module calls a function or class of a module naming a sink, and the
     other modules of the project whose functions or classes it calls, each with the name
     it has there (read once per check; the modules read are replayed into whatever asks)."""
-    known = fw._edges.get(path)
+    known = fw.edges.get(path)
     if known is None:
         # Read once per process while the modules it was read from are unchanged.
-        shared = shared_entry(fw, LINKS_OF, (path, fw.fact.key, fw._index is None))
+        shared = shared_entry(fw, LINKS_OF, (path, fw.fact.key, fw.wrapper_index is None))
         if shared is not None:
-            known = fw._edges[path] = shared
+            known = fw.edges[path] = shared
             record(fw, shared[2])
     if known is not None:
-        if fw._trails:
-            fw._trails[-1].extend(known[2])
+        if fw.trails:
+            fw.trails[-1].extend(known[2])
         return known[0], known[1]
-    fw._trails.append([])
+    fw.trails.append([])
     further: list[tuple[str, str, str]] = []  # (module, name there, name as called here)
     adjacent = False
     try:
@@ -133,7 +133,7 @@ def _links_of(fw, project, path: str) -> tuple[bool, tuple[tuple[str, str, str],
                 adjacent = True
                 break
             for called in dotted:
-                index = fw._index
+                index = fw.wrapper_index
                 if index is not None and not index.may_lead_to_helper(called):
                     continue
                 found = _defining(fw, project, called, path, 0)
@@ -147,14 +147,14 @@ def _links_of(fw, project, path: str) -> tuple[bool, tuple[tuple[str, str, str],
                 if where != path and link not in further:
                     further.append(link)
     finally:
-        trail = tuple(fw._trails.pop())
-    if fw._trails:
-        fw._trails[-1].extend(trail)
+        trail = tuple(fw.trails.pop())
+    if fw.trails:
+        fw.trails[-1].extend(trail)
     trail = tuple(dict.fromkeys((*trail, (path, trail_key(fw, path)))))
-    fw._edges[path] = (adjacent, tuple(further), trail)
+    fw.edges[path] = (adjacent, tuple(further), trail)
     if len(LINKS_OF) > 50_000:
         LINKS_OF.clear()
-    LINKS_OF[(path, fw.fact.key, fw._index is None)] = fw._edges[path]
+    LINKS_OF[(path, fw.fact.key, fw.wrapper_index is None)] = fw.edges[path]
     return adjacent, tuple(further)
 
 
@@ -178,7 +178,7 @@ def _mixed_in_by(fw, project, path: str, name: str, full: str, bases: list[tuple
     sink on `self`, or (`further` modules down at most) subclasses a class of one that does in
     turn, written either way (`MIXIN_ROUNDS`)."""
     for dotted, through, middle in _based_on(name, full, bases):
-        if fw._index is not None and not fw._index.may_lead_to_class(dotted):
+        if fw.wrapper_index is not None and not fw.wrapper_index.may_lead_to_class(dotted):
             continue
         found = _defining(fw, project, dotted, path, 0, base=True)
         if found is None or found[0] == path or (through and not _as_module(project, path, found[0])):
@@ -260,25 +260,25 @@ def _passes_on(fw, project, path: str, name: str, links: int) -> bool:
     module and methods of the same class on the way are read the same way. Only the
     calls in those bodies are looked up. Once per check and (module, name, links left)."""
     key = (path, name, links)
-    known = fw._passes.get(key)
+    known = fw.passes.get(key)
     if known is None:
-        shared = shared_entry(fw, PASSING, (*key, fw.fact.key, fw._index is None))
+        shared = shared_entry(fw, PASSING, (*key, fw.fact.key, fw.wrapper_index is None))
         if shared is not None:
-            known = fw._passes[key] = shared
+            known = fw.passes[key] = shared
             record(fw, shared[1])
     if known is None:
-        fw._passes[key] = (False, ())  # a cycle hands nothing more on
-        fw._trails.append([])
+        fw.passes[key] = (False, ())  # a cycle hands nothing more on
+        fw.trails.append([])
         try:
             found = _passes_on_now(fw, project, path, name, links)
         finally:
-            trail = tuple(dict.fromkeys((*fw._trails.pop(), (path, trail_key(fw, path)))))
-        known = fw._passes[key] = (found, trail)
+            trail = tuple(dict.fromkeys((*fw.trails.pop(), (path, trail_key(fw, path)))))
+        known = fw.passes[key] = (found, trail)
         if len(PASSING) > 50_000:
             PASSING.clear()
-        PASSING[(*key, fw.fact.key, fw._index is None)] = known
-    if fw._trails:
-        fw._trails[-1].extend(known[1])
+        PASSING[(*key, fw.fact.key, fw.wrapper_index is None)] = known
+    if fw.trails:
+        fw.trails[-1].extend(known[1])
     return known[0]
 
 
@@ -310,7 +310,7 @@ def _passes_on_now(fw, project, path: str, name: str, links: int) -> bool:
 
 
 def _leads_to_wrapper(fw, project, full: str, requester: str, links: int, cls: bool = False) -> bool:
-    index = fw._index
+    index = fw.wrapper_index
     if index is not None and not index.may_lead_to_helper(full):
         return False
     found = _defining(fw, project, full, requester, 0)
@@ -328,15 +328,15 @@ def _instance_wrapper(fw, project, path: str, module, imports, method: str, link
     its name, capitalised as classes are) from a module naming a sink whose text makes
     `method` a wrapper method of it. Classes of modules that name no sink are not asked
     about here (a call of a method on any receiver would lead through every class)."""
-    known = fw._methods.get(path)
+    known = fw.instance_methods.get(path)
     if known is None:
-        fw._trails.append([])
+        fw.trails.append([])
         methods: set[str] = set()
         try:
             for local, full in imports.items():
                 if is_torch(full) or local == full or not local[:1].isupper() or not module.spells(local):
                     continue
-                if fw._index is not None and not fw._index.may_lead_to_class(full):
+                if fw.wrapper_index is not None and not fw.wrapper_index.may_lead_to_class(full):
                     continue
                 found = _defining(fw, project, full, path, 0)
                 if found is None or found[0] == path:
@@ -347,10 +347,10 @@ def _instance_wrapper(fw, project, path: str, module, imports, method: str, link
                     if attr in classes:
                         methods |= functions
         finally:
-            trail = tuple(dict.fromkeys(fw._trails.pop()))
-        known = fw._methods[path] = (frozenset(methods), trail)
-    if fw._trails:
-        fw._trails[-1].extend(known[1])
+            trail = tuple(dict.fromkeys(fw.trails.pop()))
+        known = fw.instance_methods[path] = (frozenset(methods), trail)
+    if fw.trails:
+        fw.trails[-1].extend(known[1])
     return method in known[0]
 
 

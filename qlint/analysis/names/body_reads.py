@@ -25,7 +25,7 @@ def watch_module_bodies(index, scope: ModuleScope | None) -> None:
     itself; taking its node or all its methods at once (None: bodies unnamed) does."""
     for table in (getattr(scope, "functions", None), getattr(scope, "classes", None)):
         if hasattr(table, "watch") and table.watch is None:
-            table.watch = index._body_hook.taken
+            table.watch = index.body_reads.taken
 
 
 class BodyReads:

@@ -35,7 +35,7 @@ def module_entry(
     if key is None:
         return None
     text = index.overlay.get(path)
-    cached = index._scopes.get(path)
+    cached = index.entries.get(path)
     if index.last_use is not None:  # a command-line index sets unused entries aside (`set_asides`)
         index.last_use[path] = index.checks
     if cached is not None and cached[0][0] == key:
@@ -88,8 +88,8 @@ def module_entry(
     entry = ((key, digest), summary.scope(path, loaded.text), loaded)
     if cached is not None and cached[1] is not None:
         cached[1].let_go()  # the module's old content
-    index._scopes[path] = entry
-    if index._checked is not None and index._checked[0] == path:
+    index.entries[path] = entry
+    if index.checked_file is not None and index.checked_file[0] == path:
         watch_module_bodies(index, entry[1])
     return entry
 
@@ -159,9 +159,9 @@ def _checked_parse(
     index, path: str, text: str | None, data: bytes, module: str | None
 ) -> tuple[ast.Module, ModuleScope, str] | None:
     """The engine's parse of `path` when it is the file being checked, with this content."""
-    if index._checked is None or index._checked[0] != path:
+    if index.checked_file is None or index.checked_file[0] != path:
         return None
-    _, checked_text, tree = index._checked
+    _, checked_text, tree = index.checked_file
     if text is None:
         try:
             text = decode_source(data)

@@ -58,7 +58,7 @@ class ProjectIndex:
         # Who read which file serves an editor's rechecks; a command-line run never asks.
         self.track_dependents = track_dependents
         # path -> ((stat or overlay key, digest), scope, summary and facts): one per content.
-        self._scopes: dict[str, tuple[tuple, ModuleScope | None, LoadedSummary]] = {}
+        self.entries: dict[str, tuple[tuple, ModuleScope | None, LoadedSummary]] = {}
         # What each check read (`dependency_records`), its methods bound once: every module
         # lookup records through `_record_absolute`; `record_read` is a read by other means than
         # `module_scope`, `hand_over_dependencies(reader, requester)` what was recorded for a
@@ -81,7 +81,7 @@ class ProjectIndex:
         self._keys = ModuleKeys(self.editor, type(self))
         self.content_key, self.tried_digest = self._keys.content_key, self._keys.tried_digest
         # The file being checked, its text and the engine's parse of it (`begin_check`).
-        self._checked: tuple[str, str, ast.Module] | None = None
+        self.checked_file: tuple[str, str, ast.Module] | None = None
         # The tree of the module a `fact_at(..., keep_tree=True)` parsed, until `take_tree`
         # hands it over or `drop_kept_tree` leaves it to a later check of that file.
         self.kept_tree = KeptTree()
@@ -94,9 +94,9 @@ class ProjectIndex:
         self.previous_trees = PreviousTrees() if track_dependents else None
         # A command-line run keeps a module's entry while the checks use it (`set_asides`);
         # `last_use` is its record of uses, bound here once: every module entry asked notes one.
-        self.set_aside = SetAsides(self._scopes) if not track_dependents else None
+        self.set_aside = SetAsides(self.entries) if not track_dependents else None
         self.last_use = self.set_aside.last_use if self.set_aside is not None else None
-        self._body_hook = BodyReads(weakref.ref(self))  # held by scopes the index holds: no cycle
+        self.body_reads = BodyReads(weakref.ref(self))  # held by scopes the index holds: no cycle
 
     _default: ProjectIndex | None = None
     # Where module summaries are kept between runs (`qlint.summary_cache.SummaryStore`, set
@@ -181,7 +181,7 @@ class ProjectIndex:
         """This index with its own overlay dict; parsed scopes are shared read-only (they are
         keyed by the text they came from, so a copy of the dict is enough)."""
         copy = ProjectIndex(self.overlay)
-        copy._scopes.update(self._scopes)
+        copy.entries.update(self.entries)
         return copy
 
     def set_overlay(self, path: str, text: str | None) -> None:
@@ -198,7 +198,7 @@ class ProjectIndex:
         An open buffer stays the truth for its module; its file's key goes all the same."""
         for path, _ in self.editor.files_changed(changes):
             if path not in self.overlay:
-                drop_entry(self._scopes, path)
+                drop_entry(self.entries, path)
         self._lookups.clear()
         self._finder.forget()
 
@@ -211,7 +211,7 @@ class ProjectIndex:
         path = os.path.abspath(path)
         if self.editor.set_buffer(path, text):
             self._finder.buffers_changed()
-        drop_entry(self._scopes, path)
+        drop_entry(self.entries, path)
         self._lookups.clear()
         self._finder.forget()
         return self.dependents(path)
@@ -236,11 +236,11 @@ class ProjectIndex:
         self._lookups.clear()
         self._finder.begin_check()
         self._keys.begin_check()
-        self._checked = (os.path.abspath(path), text, tree) if path and text is not None and tree else None
+        self.checked_file = (os.path.abspath(path), text, tree) if path and text is not None and tree else None
         self.checks += 1
-        if self._checked is not None:
-            entry = self._scopes.get(self._checked[0])
-            if entry is not None and entry[0][0] == self.content_key(self._checked[0]):
+        if self.checked_file is not None:
+            entry = self.entries.get(self.checked_file[0])
+            if entry is not None and entry[0][0] == self.content_key(self.checked_file[0]):
                 watch_module_bodies(self, entry[1])
         if self.set_aside is not None:
             self.set_aside.after(self.checks)
@@ -260,20 +260,20 @@ class ProjectIndex:
     def held_scope(self, path: str) -> ModuleScope | None:
         """The scope this index holds now for the module at `path` (absolute), None when it
         holds none (never read, or set aside): nothing is read or parsed."""
-        entry = self._scopes.get(path)
+        entry = self.entries.get(path)
         return entry[1] if entry is not None else None
 
     def end_check(self) -> None:
         """The check has ended: its tree is no longer the one to read. Held until the next
         check, the tree and all kept on its nodes outlived it, and the collector, paused
         while a check runs (`gc_pause`), traversed them all when it resumed."""
-        self._checked = None
+        self.checked_file = None
 
     def checked_once(self, path: str) -> None:
         """The check of `path` ended and the file will not be checked again (a command-line
         run): the engine's tree of it, kept with its module's entry for facts a later check may
         ask, goes now (such a fact parses the text again, as for any other module)."""
-        entry = self._scopes.get(os.path.abspath(path))
+        entry = self.entries.get(os.path.abspath(path))
         if entry is not None:
             entry[2].drop_parse()
         if self.previous_trees is not None:
