@@ -34,6 +34,7 @@ from qlint.analysis.flow.inherited_inits import plain_init
 from qlint.analysis.flow.model_classes import in_check
 from qlint.analysis.flow.model_torch_nn import OWN_FLAG
 from qlint.analysis.flow.resolved_classes import NO_PROJECT
+from qlint.analysis.flow.sequential_children import flags_reach_all
 from qlint.analysis.names.resolver import Resolver
 
 
@@ -48,6 +49,8 @@ def every_part_direct(sem, over: ast.expr, root, steps: tuple[str, ...], facts: 
     built = part_build(sem.owner, (root, steps))
     if built is None or built.parts != () or built.given or built.slots:
         return False
+    if steps and built.cls is None:
+        return flags_reach_all(built)  # `self.body = nn.Sequential(...)`, read with its arguments
     found = plain_init(built)
     if found is None:
         return False

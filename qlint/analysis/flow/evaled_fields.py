@@ -12,10 +12,16 @@ parts still in train mode); here it has none:
   (`evaled_parts.switches_no_part`);
 - `__init__` (its own, or the one it inherits, `inherited_inits`) stores the field once, as a
   statement of its own body: from its parameter as it came (`self.model = model`), or from a
-  construction (`self.model = Net()`);
+  construction (`self.model = Net()`, `self.body = nn.Sequential(nn.Conv2d(...),
+  nn.BatchNorm2d(...))`: every module the statement builds is the field's, unless a method of
+  `self` or a name bound in it may hand one elsewhere too);
+- the model was given no mode-dependent part after its build (`model.head = nn.Dropout()`);
 - the class's content beside that field holds nothing found to depend on the mode, read in
   full (no `self.training`, no dropout or batch norm of its own), and every other argument of
   the construction is no module (`Built.hyperparameter`).
+
+A loop switching every module of the field (`for m in w.model.modules(): m.eval()`, or each of
+its children, `loop_effects`) is read as `w.model.eval()`.
 
 `evaled_holders` reads the other order (`net = Net(); w = Wrapper(net); net.eval()`) for a
 module the walk names; a field reassigned later is given a part in its own mode
@@ -39,6 +45,8 @@ def evaled_whole(root: Obj, steps: tuple[str, ...], node: ast.Call, env: Env) ->
     facts = env.modes.get(root)
     if len(steps) != 1 or not facts or any(f.state != "train" or f.parts for f in facts):
         return False
+    if any(isinstance(f.node, ast.Assign) for f in facts):
+        return False  # given a mode-dependent part after its build (`model_builds.given_part`)
     if len(root.origins) != 1:
         return False
     (origin,) = root.origins
@@ -51,8 +59,8 @@ def evaled_whole(root: Obj, steps: tuple[str, ...], node: ast.Call, env: Env) ->
     params = {a.arg for a in (*init.args.posonlyargs, *init.args.args[1:], *init.args.kwonlyargs)}
     if isinstance(store, ast.Name) and store.id in params:
         given, skipped = store.id, frozenset()  # the argument passed for it is the field's module
-    elif isinstance(store, ast.Call):
-        given, skipped = None, frozenset({id(store)})
+    elif isinstance(store, ast.Call) and (skipped := _built_in_place(store)) is not None:
+        given = None  # the field's content: every module the statement builds
     else:
         return False
     evaled = frozenset({given}) if given is not None else frozenset()
@@ -70,6 +78,26 @@ def evaled_whole(root: Obj, steps: tuple[str, ...], node: ast.Call, env: Env) ->
             return False
     env.modes[root] = frozenset({ModeFact("eval", node)})
     return True
+
+
+def _built_in_place(store: ast.Call) -> frozenset[int] | None:
+    """The ids of the calls of the construction stored in the field (`nn.Sequential(nn.Conv2d(...),
+    nn.BatchNorm2d(...))`): each module they build is held by the field, and switched with it
+    (checked on torch 2.13). None when one of them may also hand a module elsewhere: a method of
+    `self` (`self.register(nn.Dropout())`), or a name bound in the expression (`(d :=
+    nn.Dropout())`) that another field may then store."""
+    calls = []
+    for node in ast.walk(store):
+        if isinstance(node, (ast.NamedExpr, ast.Lambda)):
+            return None
+        if isinstance(node, ast.Call):
+            calls.append(id(node))
+            head = node.func
+            while isinstance(head, ast.Attribute):
+                head = head.value
+            if isinstance(head, ast.Name) and head.id == "self" and node.func is not head:
+                return None
+    return frozenset(calls)
 
 
 def _store(init: ast.FunctionDef, attr: str) -> ast.expr | None:

@@ -46,10 +46,11 @@ def field_switches(ctx, analyse) -> list[ModeSwitch | HandedSwitch]:
     """Switches of a graph field in a method that did not set it (each as a `ModeSwitch` whose
     origins are where the graph came from), and calls there that hand it to a helper that
     switches it (`HandedSwitch`). `analyse((body, class scope) list)` gives flows."""
-    if "self." not in ctx.text:
+    text = ctx.words  # as Python reads names: `self.gm.eval()` with a fullwidth `e` switches `gm`
+    if "self." not in text:
         return []
-    switched = {n[5:] for n in switched_receivers(ctx.text)[0] if n.startswith("self.") and n.count(".") == 1}
-    handed = set(_ARGUMENT.findall(ctx.text)) if "(self." in ctx.text or ", self." in ctx.text else set()
+    switched = {n[5:] for n in switched_receivers(text)[0] if n.startswith("self.") and n.count(".") == 1}
+    handed = set(_ARGUMENT.findall(text)) if "(self." in text or ", self." in text else set()
     if not switched and not handed:
         return []
     methods: dict[int, list] = {}
@@ -82,7 +83,7 @@ def field_switches(ctx, analyse) -> list[ModeSwitch | HandedSwitch]:
                 fields |= {n for n in others if any(_setters(c, n, assigned) for _, c, _ in foreign.get())}
         if not fields:
             continue
-        if ctx.text.count(cls.node.name) > 1:  # named only where defined: no class derives from it
+        if ctx.words.count(cls.node.name) > 1:  # named only where defined: no class derives from it
             if derived is None:
                 derived = _derived_names(ctx.tree)
             if cls.node.name in derived:
@@ -117,7 +118,7 @@ def _placing_first(ctx) -> bool:
     attributes, which no method sets; the search of ~600 methods for the module's switchers
     was a third of QL203's time there, for no field. Elsewhere (the torch package: `nn.Module`
     and the test-case bases) the bases are placed only for a field a method reads."""
-    return "model_flow.switchers" not in ctx.cache and ("prepare_pt2e" in ctx.text or "prepare_qat_pt2e" in ctx.text)
+    return "model_flow.switchers" not in ctx.cache and ("prepare_pt2e" in ctx.words or "prepare_qat_pt2e" in ctx.words)
 
 
 def _at_hand(ctx, foreign) -> list | None:
@@ -335,7 +336,7 @@ def _handed_in(ctx, node: ast.AST) -> frozenset[str]:
     names, two searches each of a 450 KB class)."""
     found = ctx.cache.get(_HANDED_AT)
     if found is None:
-        matches = _SPELLED_ARGUMENT.finditer(ctx.text)
+        matches = _SPELLED_ARGUMENT.finditer(ctx.words)  # at `text_span`'s offsets
         found = ctx.cache[_HANDED_AT] = [(m.start(), m.group(1)) for m in matches]
     start, end = text_span(ctx, node)
     first = bisect_left(found, (start,))

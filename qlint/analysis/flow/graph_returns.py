@@ -227,7 +227,7 @@ def own_graph_returns(ctx) -> tuple[str, ...]:
     if found is not None:
         return found
     bodies: dict[str, list[tuple[ast.AST, str]]] = {}
-    if any(s in ctx.text for s in GRAPH_SOURCES):
+    if any(s in ctx.words for s in GRAPH_SOURCES):
         for f, _ in module_functions(ctx):
             if isinstance(f, _FUNCS) and ("return" in (text := segment(ctx, f)) or _stores_on_parameter(f)):
                 bodies.setdefault(f.name, []).append((f, text))
@@ -264,7 +264,7 @@ def imported_graph_calls(ctx) -> tuple[str, ...]:
     """`returning_calls` of the checked file, once per check."""
     calls = ctx.cache.get("ql203.returning_calls")
     if calls is None:
-        calls = ctx.cache["ql203.returning_calls"] = returning_calls(ctx.text, ctx.path, ctx.project)
+        calls = ctx.cache["ql203.returning_calls"] = returning_calls(ctx.words, ctx.path, ctx.project)
     return calls
 
 

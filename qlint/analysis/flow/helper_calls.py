@@ -24,6 +24,7 @@ from qlint.analysis.flow.given_modes import wrapped_param
 from qlint.analysis.flow.handed_parts import switch_handed_parts
 from qlint.analysis.flow.handed_switches import handed_part_switches, handed_switches
 from qlint.analysis.flow.held_slots import bind, switched_name
+from qlint.analysis.flow.keyword_binding import bound_keywords, raises
 from qlint.analysis.flow.loop_effects import handed_kinds, kinds_in
 from qlint.analysis.flow.maybe_graphs import returned_paths
 from qlint.analysis.flow.model_apis import classify_call
@@ -154,9 +155,11 @@ def site_only(sem, found, node: ast.Call) -> bool:
     owner, callee, _, offset = found
     if offset or id(callee) in owner.memo.functions:
         return False
+    if raises(callee, node):
+        return True  # nothing of it runs: no call to record
     params = [p.arg for p in parameter_args(callee, star=False)]
     exprs = {i: arg for i, arg in enumerate(node.args)}
-    exprs.update((params.index(kw.arg), kw.value) for kw in node.keywords if kw.arg in params)
+    exprs.update((i, kw.value) for i, kw in bound_keywords(callee, params, node))
     site = CallSite(callee, node, {i: _literal(sem, expr) for i, expr in exprs.items()}, exprs)
     if owner.scope.path == sem.flow.path:
         sem.flow.calls.append(site)
@@ -185,15 +188,16 @@ def _followed(sem, module: str) -> bool:
 
 def apply(sem, node, callee: FunctionFlow, offset, receiver, args, kwargs, env: Env, selection=None) -> Obj | None:
     """The caller's view of a call to a summarised helper."""
+    if raises(callee.node, node):  # `TypeError` before the body runs: none of it happens here
+        return new_value(env, node, "", Origin(CALL, node))
     actual: dict[int, tuple[Obj | None, ast.expr | None]] = {}
     if offset:
         actual[0] = (receiver, node.func.value)
     for i, (obj, arg) in enumerate(zip(args, node.args, strict=True)):
         if not isinstance(arg, ast.Starred):
             actual[i + offset] = (obj, arg)
-    for kw in node.keywords:
-        if kw.arg in callee.params:
-            actual[callee.params.index(kw.arg)] = (kwargs[kw.arg], kw.value)
+    for index, kw in bound_keywords(callee.node, callee.params, node):
+        actual[index] = (kwargs[kw.arg], kw.value)
     given = {i: obj for i, (obj, _) in actual.items() if obj is not None}
     # Positions in another file mean nothing here: what a helper there did happened at this call.
     foreign = callee.path != sem.flow.path

@@ -15,6 +15,9 @@ that switches them does to the model's facts.
   not followed. Setting each child's `training` flag there switches nothing inside a child:
   taken as the model's switch only where every mode-dependent module is a direct child
   (`direct_children`).
+- Every module of a part that holds all the model's mode-dependent content, to eval mode
+  (`for m in model.body.modules(): m.eval()`): the model's switch, as `model.body.eval()` is
+  (`evaled_fields.evaled_whole`).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import ast
 
 from qlint.analysis.flow.class_filters import EVERY, covered, named, selected
 from qlint.analysis.flow.direct_children import every_part_direct
+from qlint.analysis.flow.evaled_fields import evaled_whole
 from qlint.analysis.flow.looped_switches import ClassName, LoopSwitch
 from qlint.analysis.flow.model_env import Env
 from qlint.analysis.flow.model_values import ModeFact
@@ -54,7 +58,9 @@ def modules_switched(
     if reach == "children" and (content is None or _TRAINING in content[0]):
         return False
     mode = found.mode
-    if classes is EVERY:
+    if classes is EVERY and steps and mode == "eval" and evaled_whole(root, steps, anchor, env):
+        sem.held_parts.restored_at(over, env)  # the part held all the model's mode: as `m.eval()`
+    elif classes is EVERY:
         env.modes[root] = _whole(sem, root, steps, mode, anchor, content, over, env.modes[root])
         if mode == "train":  # `w = Wrapper(m.encoder)` before: what it holds is trained too
             sem.held_parts.trained_at(at, over, anchor, sem.walk, env)

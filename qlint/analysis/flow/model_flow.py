@@ -409,7 +409,7 @@ def switchers(ctx) -> tuple[str, ...]:
     if found is not None:
         return found
     names: set[str] = set()
-    if "prepare_pt2e" in ctx.text or "prepare_qat_pt2e" in ctx.text or imported_graph_calls(ctx):
+    if "prepare_pt2e" in ctx.words or "prepare_qat_pt2e" in ctx.words or imported_graph_calls(ctx):
         # Or a module calling a helper of another module that returns or stores a graph
         # (`graph_returns`): the holder it was given may be handed to a third one (`to_eval(h)`).
         # snake_case by convention: a class's construction switches nothing it is handed
@@ -424,7 +424,7 @@ def switchers(ctx) -> tuple[str, ...]:
     # A body's text is whole rows and no word spans a line break: it holds a word exactly
     # when one of its rows does (`mentions`). One search of the module per word, instead of
     # one per word and body (ao's 4,307-line test_quantize_pt2e.py: ~20,000 searches, 4.5 ms).
-    text, starts = ctx.text, ctx.lines.starts
+    text, starts = ctx.words, ctx.word_lines.starts
     pending = [f for f, _ in module_functions(ctx) if not isinstance(f, ast.Module)]
     switching = word_rows(text, starts, (".eval(", ".train("))
     # The calls of many names (a test module's hundreds of methods, each switching a model)

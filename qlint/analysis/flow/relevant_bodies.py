@@ -80,7 +80,7 @@ def _carry(ctx):
 def _choose(ctx) -> _Choice:
     """The choice read from the whole module."""
     functions = module_functions(ctx)
-    rows = word_rows(ctx.text, ctx.lines.starts, KEYWORDS)
+    rows = word_rows(ctx.words, ctx.word_lines.starts, KEYWORDS)
     segments: list[tuple] = []
     words: list[str] = []
     chosen: dict[int, tuple] = {}
@@ -180,7 +180,7 @@ def _carried(ctx, carry) -> _Choice | None:
         r = _round(segment(ctx, f), last.words)
         if r is not None:
             entries.append((f, cls, r, at + offset))
-    module = _round(ctx.text, last.words)
+    module = _round(ctx.words, last.words)
     if module is not None:
         entries.append((ctx.tree, None, module, 0))
     entries.sort(key=lambda e: (e[2], e[3]))
@@ -292,19 +292,24 @@ def _functions_in(body: list[ast.stmt], scope: ModuleScope | None = None):
 
 
 def segment(ctx, node: ast.AST) -> str:
-    """The source lines of a function (the whole text for the module body)."""
+    """The source lines of a function (the whole text for the module body), as Python reads
+    their names (`FileContext.words`, NFKC: `gm.eval()` with a fullwidth `e` calls `eval`, and
+    the flows' searches must find it where the tree has it). A string keeps its characters in
+    the tree: the searches only pick what the tree is then read for (`getattr(gm, "eval")` so
+    spelled switches nothing)."""
     if isinstance(node, ast.Module):
-        return ctx.text
+        return ctx.words
     start, end = text_span(ctx, node)
-    return ctx.text[start:end]
+    return ctx.words[start:end]
 
 
 def text_span(ctx, node: ast.AST) -> tuple[int, int]:
-    """Where `segment` of `node` starts and ends in the module's text."""
+    """Where `segment` of `node` starts and ends in the module's text as Python reads names
+    (`FileContext.words`: the raw text's rows, row for row)."""
     if isinstance(node, ast.Module):
-        return 0, len(ctx.text)
-    starts = ctx.lines.starts
-    return starts[node.lineno - 1], _end(starts, ctx.text, node)
+        return 0, len(ctx.words)
+    starts = ctx.word_lines.starts
+    return starts[node.lineno - 1], _end(starts, ctx.words, node)
 
 
 __all__ = ["KEYWORDS", "functions_of", "module_functions", "relevant", "segment", "text_span"]
