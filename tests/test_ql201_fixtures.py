@@ -207,3 +207,38 @@ def test_a_conftest_created_or_edited_after_a_cached_run_is_read(tmp_path):
     row = _row(HEAD + PTQ, "def test_ptq")
     where = f"returned by fixture `model` of ../conftest.py for the parameter at line {row}"
     assert cached == 0 and f"in train mode ({where}, and modules start in train mode)" in message
+
+
+# -- a fixture returning the capture itself --------------------------------------------------------
+# Its value is made before the test's first statement: the capture is recorded at the test (these
+# shapes raised IndexError in QL201/QL202/QL203 before, so the file was left unchecked).
+CAPTURED = "ARGS = ()\n\n\n@pytest.fixture\ndef graph():\n    return export(MODEL, ARGS).module()\n"
+PROGRAM = "ARGS = ()\n\n\n@pytest.fixture\ndef program():\n    return export(Net().eval(), ARGS)\n"
+USES = "\n\ndef test_ptq(graph, q):\n    prepare_pt2e(graph, q)\n"
+ALL_MODE_RULES = ("QL201", "QL202", "QL203")
+
+
+def test_fixture_returning_a_train_mode_capture_is_reported_at_the_parameter(tmp_path):
+    src = HEAD + CAPTURED.replace("MODEL", "Net()") + USES
+    found = messages(tmp_path, {"tests/test_q.py": src}, select=ALL_MODE_RULES)
+    row = _row(src, "def test_ptq")
+    assert list(found) == [row]
+    assert found[row].startswith("QL201") and "the mode changes BatchNorm2d" in found[row]
+
+
+def test_fixture_returning_a_capture_of_an_evaled_model_is_quiet(tmp_path):
+    src = HEAD + CAPTURED.replace("MODEL", "Net().eval()") + USES
+    assert messages(tmp_path, {"tests/test_q.py": src}, select=ALL_MODE_RULES) == {}
+
+
+def test_fixture_returning_an_exported_program_run_by_the_test_is_quiet(tmp_path):
+    src = HEAD + PROGRAM + "\n\ndef test_runs(program):\n    assert program.module()(*ARGS) is not None\n"
+    assert messages(tmp_path, {"tests/test_q.py": src}, select=ALL_MODE_RULES) == {}
+
+
+def test_mode_switch_on_the_module_of_a_fixtures_exported_program_is_reported(tmp_path):
+    src = HEAD + PROGRAM + "\n\ndef test_switches(program):\n    program.module().eval()\n"
+    found = messages(tmp_path, {"tests/test_q.py": src}, select=ALL_MODE_RULES)
+    row = _row(src, "program.module().eval()")
+    assert list(found) == [row]
+    assert found[row].startswith("QL203") and "raises NotImplementedError" in found[row]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import weakref
+from contextlib import contextmanager
 
 from qlint.analysis.flow.built_models import Built
 from qlint.analysis.flow.changed_tables import changed_in
@@ -61,11 +62,8 @@ class Builds:
             return None
         if factory_calls(values, self.follows):
             return self.factory(walk.func, values, env)
-        walk.stmt_stack.append(walk.func)  # values are evaluated at the decorator
-        try:
+        with self._at_function():
             objs = [walk.expr(v, env) or new_value(env, v, "", Origin(UNKNOWN, v)) for v in values]
-        finally:
-            walk.stmt_stack.pop()
         return merge_values(objs, env, walk.func)
 
     def fixture(self, fixtures, arg: ast.arg, env: Env) -> Obj | None:
@@ -78,7 +76,19 @@ class Builds:
         flow = owner.function(func, None)
         if flow is None or any(o.kind == PARAM for obj in flow.param_objs.values() for o in obj.origins):
             return None  # in progress (a cycle), or what it returns may hang on a parameter we cannot bind
-        return self.sem.apply(fixture_call(func, owner.scope.path, arg), flow, 0, None, [], {}, env)
+        with self._at_function():  # a capture the fixture returns is recorded at a statement
+            return self.sem.apply(fixture_call(func, owner.scope.path, arg), flow, 0, None, [], {}, env)
+
+    @contextmanager
+    def _at_function(self):
+        """Parametrize values and fixtures are made before the body's first statement runs: the
+        function itself stands for the statement they belong to."""
+        walk = self.sem.walk
+        walk.stmt_stack.append(walk.func)
+        try:
+            yield
+        finally:
+            walk.stmt_stack.pop()
 
     def construction(self, node: ast.Call, name: str | None) -> Built | None:
         """The construction `node` is, resolving its class first; None for any other call."""
