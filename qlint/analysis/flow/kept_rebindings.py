@@ -13,8 +13,9 @@ is resolved on the receiver's class, known when every binding of the local in th
 method builds one project class (`Net()`, `copy.deepcopy(Net())`, a mode-keeping torch step
 of either: `copy.deepcopy` of a module is an instance of its class with its `training` flag,
 checked on torch 2.13) or is itself such a call of the local: a method that returns `self`
-leaves the class as it was. Its def is the one the class's own module's bases reach
-(`class_methods.method_of`), undecorated. Anything else (a model of unknown class, a method
+leaves the class as it was, and so does a mode-keeping torch step of the local itself
+(`model = model.half()` after `model = model.fuse()`). Its def is the one the class's own
+module's bases reach (`class_methods.method_of`), undecorated. Anything else (a model of unknown class, a method
 returning something other than `self`, a wrapper the project does not define) is no answer.
 """
 
@@ -73,6 +74,8 @@ def _receiver_class(sem, method: ast.AST, name: str):
     classes = []
     rebindings = []
     for value in values:
+        if _torch_step_on(value, name):
+            continue  # `model = model.half()`: torch's step hands back the object it is called on
         if _calls_on(value, name):
             rebindings.append(value)
             continue
@@ -84,6 +87,16 @@ def _receiver_class(sem, method: ast.AST, name: str):
         return None
     cls = classes[0]
     return cls if all(_keeps_call(sem, value.func, name, lambda: cls) for value in rebindings) else None
+
+
+def _torch_step_on(value: ast.expr, name: str) -> bool:
+    """`name.half()`, `name.to(device).float()`: torch's mode-keeping steps on `name` itself."""
+    stepped = False
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+        if value.func.attr not in MODE_KEEPING_METHODS:
+            return False
+        value, stepped = value.func.value, True
+    return stepped and isinstance(value, ast.Name) and value.id == name
 
 
 def _calls_on(value: ast.expr, name: str) -> bool:

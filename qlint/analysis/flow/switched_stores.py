@@ -28,7 +28,11 @@ hold only such steps (`if half: model = model.half()`) is one too, as is a pair 
 whose element for the model is one (`im, model = im.half(), model.half()`); and, when the
 caller says which calls hand the model back as it came (`keeps`: a project function returning
 its first parameter, a project method returning `self`, `kept_rebindings`), `model =
-wrap(model)`, `wrap(model)`, `model = model.fuse()` and `model.fuse()` of such calls.
+wrap(model)`, `wrap(model)`, `model = model.fuse()` and `model.fuse()` of such calls. Dry runs
+(`y = model(im)`, in a loop or a `with` too) and loops over `model.modules()` setting flags
+other than the mode (`m.export = True`) are steps as well (`kept_steps`); such a loop leaves
+its module's name bound to a part of the model, so that name, like the local, is read neither
+after the loop nor after the store.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ import ast
 from collections.abc import Callable
 
 from qlint.analysis.flow.grad_loops import freezes_only
+from qlint.analysis.flow.kept_steps import kept_step
 from qlint.analysis.flow.model_apis import key, mode_call
 from qlint.analysis.flow.model_torch_nn import MODE_KEEPING_METHODS, arguments_run_nothing
 from qlint.analysis.node_memo import kept_on_node
@@ -114,42 +119,64 @@ def mode_before_store(stmts: list[ast.stmt], i: int) -> tuple[str, ast.Call] | N
     return known[:2] if known is not None else None
 
 
-def _mode_at_store(stmts: list[ast.stmt], i: int, keeps: Keeps | None = None) -> tuple[str, ast.Call, str] | None:
-    """(mode, switch, the switched local's name) of `stmts[i]`'s stored value."""
+def _mode_at_store(
+    stmts: list[ast.stmt], i: int, keeps: Keeps | None = None
+) -> tuple[str, ast.Call, tuple[str, ...]] | None:
+    """(mode, switch, the switched local's name and the names steps bound to its modules) of
+    `stmts[i]`'s stored value."""
     value = _kept(stmts[i].value)
     switch = mode_call(value)
     if switch is not None:
         receiver, mode = switch
         receiver = _kept(receiver)
         if mode in ("eval", "train") and isinstance(receiver, ast.Name):
-            return mode, value, receiver.id
+            return mode, value, (receiver.id,)
         return None
     if not isinstance(value, ast.Name):
         return None
-    for stmt in reversed(stmts[:i]):
+    loose: list[tuple[str, int]] = []  # names a step binds to modules of the model, and where
+    for j in range(i - 1, -1, -1):
+        stmt = stmts[j]
         rebound = isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and key(stmt.targets[0]) == value.id
         if (isinstance(stmt, ast.Expr) or rebound) and (switch := mode_call(_kept(stmt.value))) is not None:
             receiver, mode = switch
             if isinstance(_kept(receiver), ast.Name) and _kept(receiver).id == value.id:
-                return (mode, _switch_node(stmt.value), value.id) if mode in ("eval", "train") else None
-        if _step_keeps(stmt, value.id, keeps):
+                names = _unread_names(stmts, i, value.id, loose)
+                return (mode, _switch_node(stmt.value), names) if mode in ("eval", "train") and names else None
+        bound: list[str] = []
+        if _step_keeps(stmt, value.id, keeps, bound):
+            loose += [(item, j) for item in bound]
             continue  # `model.float()`, `model = model.to(device)`, a loop freezing its parameters
         if mentions_name(stmt, value.id):
             return None  # named between the switch and the store: it may switch it back
     return None
 
 
-def _step_keeps(stmt: ast.stmt, name: str, keeps: Keeps | None) -> bool:
+def _unread_names(stmts: list[ast.stmt], i: int, name: str, loose: list[tuple[str, int]]) -> tuple[str, ...]:
+    """The stored local and the modules' names its flag loops leave bound, when no statement
+    between a loop and the store (`stmts[i]`) names that loop's module; else ()."""
+    for item, j in loose:
+        if any(mentions_name(s, item) for s in stmts[j + 1 : i]):
+            return ()  # the last module of the loop, switched or handed on after it
+    return (name, *(item for item, _ in loose))
+
+
+def _step_keeps(stmt: ast.stmt, name: str, keeps: Keeps | None, bound: list[str] | None = None) -> bool:
     """`stmt`, between the switch and the store, leaves `name` the same module in the same
     mode: a mode-keeping method, a loop freezing its parameters, a call `keeps` vouches for,
-    or an `if` whose arms hold only such steps (or statements not naming it)."""
+    an `if` whose arms hold only such steps (or statements not naming it), or a `kept_steps`
+    step (a flag loop only with `bound`, which gets its module's name)."""
     if _keeps_mode_of(stmt, name) or freezes_only(stmt, name) or _kept_pair(stmt, name):
         return True
     if keeps is not None and _kept_call(stmt, name, keeps):
         return True
     if isinstance(stmt, ast.If) and not mentions_name(stmt.test, name):
         return all(_step_keeps(s, name, keeps) or not mentions_name(s, name) for s in (*stmt.body, *stmt.orelse))
-    return False
+    return kept_step(stmt, name, _judge(name, keeps), bound)
+
+
+def _judge(name: str, keeps: Keeps | None) -> Callable[[ast.stmt], bool]:
+    return lambda stmt: _step_keeps(stmt, name, keeps)
 
 
 def _kept_call(stmt: ast.stmt, name: str, keeps: Keeps) -> bool:
@@ -221,20 +248,21 @@ def _keeps_mode_of(stmt: ast.stmt, name: str) -> bool:
     return kept is not stmt.value and isinstance(kept, ast.Name) and kept.id == name
 
 
-def _not_read_after(method: ast.AST, name: str, store: ast.Assign) -> bool:
-    """`name` appears in `method` after `store` nowhere, in no nested function or lambda, and is
-    not declared global or nonlocal."""
+def _not_read_after(method: ast.AST, names: tuple[str, ...], store: ast.Assign) -> bool:
+    """`names` (the stored local, and the names `kept_steps` bound to its modules) appear in
+    `method` after `store` nowhere, in no nested function or lambda, and are not declared
+    global or nonlocal."""
     end = (store.end_lineno, store.end_col_offset)
     stack = list(ast.iter_child_nodes(method))
     while stack:
         node = stack.pop()
-        if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
+        if isinstance(node, (ast.Global, ast.Nonlocal)) and set(names) & set(node.names):
             return False
         if isinstance(node, _SCOPES):
-            if mentions_name(node, name):
+            if any(mentions_name(node, name) for name in names):
                 return False
             continue
-        if isinstance(node, ast.Name) and node.id == name and (node.lineno, node.col_offset) > end:
+        if isinstance(node, ast.Name) and node.id in names and (node.lineno, node.col_offset) > end:
             return False
         stack.extend(ast.iter_child_nodes(node))
     return True
