@@ -90,6 +90,9 @@ class Origin:
     # For a graph a helper of another module made, named at the call here (`anchored`): where
     # that module made it, (path, line), for messages. Not part of the identity.
     made_at: tuple | None = field(default=None, compare=False)
+    # For a construction by the callable a factory of the project returns, applied here
+    # (`factory_closures`): the factory's name, for messages. Not part of the identity.
+    closure: str | None = field(default=None, compare=False)
     # For a construction whose slots a helper's call bound (`held_slots.bind`): that call. Part
     # of the identity: two calls of one helper hand back two containers holding what each passed.
     bound_at: ast.AST | None = None
