@@ -85,7 +85,7 @@ def applied_closure(sem, node: ast.Call, args: list, kwargs: dict, env: Env) -> 
 
 def _named(result: Obj | None, node: ast.Call, label: str, args: list, kwargs: dict, env: Env) -> Obj | None:
     """`result`, with a module a callable built named for messages by the application and the
-    factory (`Origin.closure`): where it was built in the callable means little here."""
+    factory (`Origin.made_at`): where it was built in the callable means little here."""
     if result is None:
         return None
     given = {o for obj in (*args, *kwargs.values()) if obj is not None for o in obj.origins}
@@ -101,7 +101,7 @@ def _built_inside(fact: ModeFact, given: set) -> bool:
 
 
 def _at_call(fact: ModeFact, node: ast.Call, label: str) -> ModeFact:
-    return replace(fact, node=node, origin=replace(fact.origin, closure=label))
+    return replace(fact, node=node, origin=replace(fact.origin, made_at=label))
 
 
 def _returned(owner, factory: ast.FunctionDef) -> tuple[ast.FunctionDef, ...]:
