@@ -38,8 +38,8 @@ QUANTIZE_STAGE_CAPTURE_ROW = (
     QUANTIZE_STAGE.splitlines().index("        captured = export(artifact, inputs).module()") + 1
 )
 
-# A PTQ helper beside a batch-norm model and a mode-free one, for callers written after it.
-PTQ_HELPER_HEAD = """\
+# The imports of a PTQ capture and a model with batch norm over vectors (`torch.randn(2, 4)`).
+NET_BN1D = """\
 import torch
 from torch import nn
 from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
@@ -52,7 +52,12 @@ class Net(nn.Module):
 
     def forward(self, x):
         return self.bn(x)
+"""
 
+# A PTQ helper beside a batch-norm model and a mode-free one, for callers written after it.
+PTQ_HELPER_HEAD = (
+    NET_BN1D
+    + """
 
 class Shuffle(nn.Module):
     def forward(self, x):
@@ -62,6 +67,7 @@ class Shuffle(nn.Module):
 def quantize(model, x, q):
     return prepare_pt2e(torch.export.export(model, x).module(), q)
 """
+)
 PTQ_HELPER_HEAD_CAPTURE_ROW = PTQ_HELPER_HEAD.count("\n")  # the `return prepare_pt2e(...)` line
 
 # Qualcomm's get_qdq_module shape: a helper capturing its parameter for PTQ, in its own module.

@@ -230,7 +230,9 @@ def _described(ctx: FileContext, fact: ModeFact) -> Reason | None:
             text = f"given a part built in train mode at line {row} (`{ctx.source_of(node.targets[0])}`)"
             return Reason("constructed", node, text, row)
         if origin is not None and origin.kind == CONSTRUCTED and not _switch(node):
-            return Reason("constructed", node, f"built at line {row}, and modules start in train mode", row)
+            # `make_transform(kind)(model)`: named by the factory whose callable built it there.
+            by = f" by the closure `{origin.made_at}` returns" if isinstance(origin.made_at, str) else ""
+            return Reason("constructed", node, f"built at line {row}{by}, and modules start in train mode", row)
         # A switch (also one of a part a wrapper holds, `held_parts`: the origin is the wrapper's).
         return Reason("train", node, f"after `{ctx.source_of(node)}` at line {row}", row)
     if fact.state == "eval":

@@ -17,6 +17,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
+from qlint.analysis.flow.handed_self import Changed, self_handed
+from qlint.analysis.flow.left_aliases import alias_left
 from qlint.analysis.flow.model_apis import key, mode_call
 from qlint.analysis.flow.switched_params import Switched, switched_before_store
 from qlint.analysis.flow.switched_stores import Keeps, switched_stores
@@ -68,6 +70,7 @@ def attribute_sources(
     is_constructor: Callable[[ast.Call], bool],
     keeps_mode: Callable[[ast.Call], bool] | None = None,
     hands_back: Callable[[ast.AST], Keeps] | None = None,
+    fields_changed: Callable[[ast.AST], Changed] | None = None,
 ) -> dict[str, ast.Call | Stored | Evaled | Switched | InMode]:
     """`self.<attr>` -> the call that builds it (`Evaled` when `__init__` evals it), or the
     `__init__` parameter stored in it (`Switched` when `__init__` switched its mode first).
@@ -76,7 +79,8 @@ def attribute_sources(
     `keeps_mode` says the call leaves its arguments' modes alone (a capture or a copy of
     `self.model` in another method: `model_flow.attribute_sources`). `hands_back(method)`
     says which calls of that method hand the model they are given back as it came
-    (`switched_stores`, `kept_rebindings`)."""
+    (`switched_stores`, `kept_rebindings`); `fields_changed(method)`, which fields of `self` a
+    call of that method handing `self` itself may change (`handed_self`)."""
     init = own_init(cls)
     params = {a.arg: i for i, a in enumerate(parameter_args(init, star=False))} if init is not None else {}
     constructs = _memo(is_constructor)
@@ -125,7 +129,7 @@ def attribute_sources(
                             stored[name] = Stored(init, params[value.id], value.id, sub, frozenset())
                         elif isinstance(value, ast.Constant) and value.value is None:
                             nones.add(name)
-                        elif (mode := stores(method).get(id(node))) is not None:
+                        elif (mode := stores(method).get(id(node))) is not None and not alias_left(method, node):
                             in_mode.setdefault(name, []).append(mode)
                         else:
                             other.add(name)
@@ -170,6 +174,8 @@ def attribute_sources(
     if not stored and not kept and not in_mode.keys() - other:
         return out
     rebound = {n for n, bound in function_assigns(init).items() if len(bound) > 1} if init is not None else set()
+    for name, methods in self_handed(calls, in_mode.keys() - other, fields_changed).items():
+        passed.setdefault(name, set()).update(methods)  # `helper(self)`: it may reach `self.model`
     for call, method in calls:
         # Only the names a call hands over that the loop records are read (`self.<attr>`, and
         # in `__init__` any name), and whether the call keeps modes, which resolves its callee,

@@ -21,6 +21,7 @@ from qlint.analysis.flow.callbacks import CallbackLinks
 from qlint.analysis.flow.called_lambdas import called_lambda, run_lambda
 from qlint.analysis.flow.class_constructors import as_called_class, own_class
 from qlint.analysis.flow.closure_switches import closure_switches
+from qlint.analysis.flow.factory_closures import applied_closure
 from qlint.analysis.flow.field_instances import field_instances
 from qlint.analysis.flow.function_flows import Capture, FunctionFlow, ModeSwitch, Sink
 from qlint.analysis.flow.graph_holders import GraphHolders
@@ -167,6 +168,10 @@ class CallSemantics:
             ran = run_lambda(self, node, lam, args, kwargs, env)  # `prep = lambda m: m.train(); prep(model)`
             if ran is not None:
                 return ran
+        if (type(func) is ast.Call or (type(func) is ast.Name and func.id in env.vars)) and (
+            made := applied_closure(self, node, args, kwargs, env)
+        ) is not None:
+            return made  # `make_transform(kind)(model)`: what the callables it returns do
         if receiver is None and (chosen := chosen_prepare(self, func)) is not None:
             return either_prepare(self, node, chosen, first, kwargs, env)  # `prepare = A if qat else B`
 

@@ -60,6 +60,7 @@ from qlint.analysis.flow.model_values import (
     compatible,
 )
 from qlint.analysis.flow.relevant_bodies import module_functions, relevant, segment
+from qlint.analysis.flow.self_handing_calls import fields_changed_in
 from qlint.analysis.flow.shared_flows import Tracker
 from qlint.analysis.flow.stored_fields import held_fields, stored_fields
 from qlint.analysis.mentions import CalledRows, mentions, word_rows
@@ -280,7 +281,11 @@ class ModelFlow:
                 # A call between a switch and a store, resolved as the storing method's walk would.
                 return hands_back_in(method, lambda: Interpreter(self, method, class_scope))
 
-            found = attribute_sources(class_scope.node, builds, keeps_mode, hands_back)
+            def changed(method: ast.AST):
+                # What a call handing `self` may change, resolved as the method's walk would.
+                return fields_changed_in(method, lambda: Interpreter(self, method, class_scope))
+
+            found = attribute_sources(class_scope.node, builds, keeps_mode, hands_back, changed)
             self._attributes[id(class_scope.node)] = found
         return found
 

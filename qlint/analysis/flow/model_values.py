@@ -87,9 +87,11 @@ class Origin:
     # the `__init__` parameter stored in it), which `mode_free` judges once it has checked that
     # nothing else in the module writes the attribute or gives it parts; None when unknown.
     source: object = field(default=None, compare=False)
-    # For a graph a helper of another module made, named at the call here (`anchored`): where
-    # that module made it, (path, line), for messages. Not part of the identity.
-    made_at: tuple | None = field(default=None, compare=False)
+    # For messages, not part of the identity: for a graph a helper of another module made, named
+    # at the call here (`anchored`), where that module made it, (path, line); for a construction
+    # by the callable a factory of the project returns, applied here (`factory_closures`), the
+    # factory's name (a field of its own cost every origin made ~0.2% of a run's instructions).
+    made_at: tuple | str | None = field(default=None, compare=False)
     # For a construction whose slots a helper's call bound (`held_slots.bind`): that call. Part
     # of the identity: two calls of one helper hand back two containers holding what each passed.
     bound_at: ast.AST | None = None

@@ -106,7 +106,7 @@ def _forwarded_argument(resolver, func: ast.FunctionDef, scope: ModuleScope, cal
 def _forwarded_parameter(resolver, func: ast.FunctionDef, scope: ModuleScope, hops: int) -> str | None:
     """The parameter of `func` whose call's value every return of `func` is (directly, or through
     another such helper of the project handed the parameter)."""
-    if hops > _MAX_HOPS or func.decorator_list or _is_generator(func) or not _ends(func.body):
+    if hops > _MAX_HOPS or func.decorator_list or is_generator(func) or not _ends(func.body):
         return None
     returns = list(_returns(func))
     if not returns or any(r.value is None for r in returns):
@@ -171,7 +171,7 @@ def _returned_name(resolver, callee: ast.FunctionDef, depth: int) -> str | None:
     """What every return of the callable names, the same on every path (None otherwise). Its
     names are its own bindings, then those of the function it is nested in (a closure), then
     the module's."""
-    if callee.decorator_list or not isinstance(callee, ast.FunctionDef) or _is_generator(callee):
+    if callee.decorator_list or not isinstance(callee, ast.FunctionDef) or is_generator(callee):
         return None
     if not _ends(callee.body):
         return None  # it may run off its end, returning None
@@ -235,7 +235,7 @@ def _ends(block: list[ast.stmt]) -> bool:
     return False
 
 
-def _is_generator(func: ast.FunctionDef) -> bool:
+def is_generator(func: ast.FunctionDef) -> bool:
     """Whether `func` itself yields: a `yield` of a function, class or lambda it defines, at
     any depth of its blocks (`if DEBUG: def trace(): yield ...`), makes that one a generator."""
     return any(isinstance(node, (ast.Yield, ast.YieldFrom)) for node in own_nodes(func, scopes=False))
