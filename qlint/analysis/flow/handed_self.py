@@ -33,9 +33,7 @@ from qlint.analysis.flow.model_torch_nn import MODE_KEEPING_METHODS
 from qlint.analysis.flow.read_only_params import LOOKERS
 from qlint.analysis.tree_walk import own_nodes, parents
 
-# The builtins that only look at what they are handed (`read_only_params.LOOKERS`), called by
-# name where nothing rebinds it; and the copies, which leave the original's fields as they were.
-BUILTIN_READERS = LOOKERS
+# The copies, which leave the original's fields as they were.
 COPIES = frozenset({"copy.copy", "copy.deepcopy"})
 # Methods of a module that read it (or cast it, `MODE_KEEPING_METHODS`) and switch nothing.
 _READ_METHODS = frozenset(
@@ -126,11 +124,8 @@ def _only_read(field: ast.Attribute, up) -> bool:
 def _read_by_reader(held: ast.AST | None, node: ast.expr) -> bool:
     """`node` is an argument of a builtin that only reads it, spelled as the builtin's name."""
     return (
-        isinstance(held, ast.Call)
-        and node in held.args
-        and isinstance(held.func, ast.Name)
-        and held.func.id in BUILTIN_READERS
+        isinstance(held, ast.Call) and node in held.args and isinstance(held.func, ast.Name) and held.func.id in LOOKERS
     )
 
 
-__all__ = ["BUILTIN_READERS", "COPIES", "Changed", "changed_through", "hands_self", "self_handed"]
+__all__ = ["COPIES", "Changed", "changed_through", "hands_self", "self_handed"]

@@ -1,8 +1,8 @@
 """Which fields of `self` a call handing `self` itself may change, resolved as the method
 making it resolves the callee (`handed_self` reads the callee's body; this finds it): a
-builtin or copy that only reads (`handed_self.BUILTIN_READERS`, `COPIES`), or a plain function of the project
-(`helper_calls.callee`, under no decorator that is no pass-through), `self` filling a
-parameter it names. Anything else may change any field.
+builtin or copy that only reads (`read_only_params.LOOKERS`, `COPIES`), or a plain function
+of the project (`helper_calls.callee`, under no decorator that is no pass-through), `self`
+filling a parameter it names. Anything else may change any field.
 """
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ import ast
 from collections.abc import Callable
 
 from qlint.analysis.flow import helper_calls
-from qlint.analysis.flow.handed_self import BUILTIN_READERS, COPIES, Changed, changed_through
+from qlint.analysis.flow.handed_self import COPIES, Changed, changed_through
 from qlint.analysis.flow.pass_through import opaque
+from qlint.analysis.flow.read_only_params import LOOKERS
 from qlint.analysis.names.scope import parameter_args
 
 
@@ -31,7 +32,7 @@ def fields_changed_in(method: ast.AST, walk_of: Callable[[], object]) -> Changed
 
 def fields_changed(sem, call: ast.Call) -> frozenset[str] | None:
     """The fields of `self` the call (handed `self`, in a method walked by `sem`) may change:
-    none for a reader (`BUILTIN_READERS`, `COPIES`), those a project function's body may change through the
+    none for a reader (`LOOKERS`, `COPIES`), those a project function's body may change through the
     parameter `self` fills (`changed_through`); None (any) for anything else."""
     func = call.func
     name = sem.walk.qualname(func)
@@ -72,10 +73,10 @@ def fields_changed(sem, call: ast.Call) -> frozenset[str] | None:
 
 def _builtin(name: str, call: ast.Call) -> frozenset[str] | None:
     """What a builtin handed `self` may change of it: nothing for one that only looks at it
-    (`BUILTIN_READERS`, `hasattr`) or `super(Cls, self)`, whose proxy runs a base's methods
+    (`LOOKERS`, `hasattr`) or `super(Cls, self)`, whose proxy runs a base's methods
     (as `super()` does, which hands nothing); the one attribute `getattr`, `setattr` or
     `delattr` name, spelled as a constant; None for anything else."""
-    if name in BUILTIN_READERS or name in ("hasattr", "super"):
+    if name in LOOKERS or name in ("hasattr", "super"):
         return frozenset()
     if name in ("getattr", "setattr", "delattr") and len(call.args) >= 2:
         first, attr = call.args[0], call.args[1]
