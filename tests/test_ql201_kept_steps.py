@@ -94,6 +94,7 @@ SWITCHING = {
     "a loop over a part's modules": "for m in model.bn.modules():\n    m.training = True",
     "a loop with an else": "for m in model.modules():\n    m.export = True\nelse:\n    model.train()",
     "the loop's module trained after it": "for m in model.modules():\n    m.export = True\nm.train()",
+    "a named loop training each pair": "for pair in model.named_modules():\n    pair[1].train()",
     "a loop rebinding the model": "for model in model.modules():\n    model.export = True",
     "a dry run handed the model": "y = model(im, model)",
     "a dry run rebinding the model": "model = model(im)",

@@ -95,7 +95,7 @@ def _flag_loop(loop: ast.For, name: str) -> str | None:
     target = loop.target
     if it.func.attr.startswith("named_"):
         if not (isinstance(target, ast.Tuple) and len(target.elts) == 2):
-            return False
+            return None
         label, target = target.elts
         if not isinstance(label, ast.Name) or label.id == name:
             return None
