@@ -28,15 +28,14 @@ import ast
 from collections.abc import Callable
 
 from qlint.analysis.flow.model_apis import key
+from qlint.analysis.flow.model_torch_nn import MODULE_ITERATORS, SWITCHING_METHODS
 from qlint.analysis.tree_walk import binds_name, mentions_name, parents
 
-_MODULE_LOOPS = frozenset({"modules", "named_modules", "children", "named_children"})
 # What a store into a module could change its mode, or the methods that switch it, through.
 _MODE_FIELDS = frozenset({"training", "train", "eval", "__class__", "__dict__"})
 # Builtins that read an object's class or attributes and answer a bool (`getattr` answers a
 # value that may be called: `getattr(m, "train")()`).
 _PROBES = frozenset({"isinstance", "hasattr"})
-_SWITCHES = frozenset({"train", "eval", "apply"})
 _TESTS = (ast.If, ast.IfExp, ast.While, ast.Assert)
 
 
@@ -86,7 +85,7 @@ def _flag_loop(loop: ast.For, name: str) -> str | None:
     if not (
         isinstance(it, ast.Call)
         and isinstance(it.func, ast.Attribute)
-        and it.func.attr in _MODULE_LOOPS
+        and it.func.attr in MODULE_ITERATORS
         and key(it.func.value) == name
         and not it.args
         and not it.keywords
@@ -143,7 +142,7 @@ def _probes_only(expr: ast.expr, item: str, name: str, tree, stored: bool = Fals
         top, depth = node, 0
         parent = tree.get(id(top))
         while isinstance(parent, (ast.Attribute, ast.Subscript)) and parent.value is top:
-            if isinstance(parent, ast.Attribute) and parent.attr in _SWITCHES:
+            if isinstance(parent, ast.Attribute) and parent.attr in SWITCHING_METHODS:
                 return False  # `m.forward = m.train`: a switch the next forward call runs
             top, depth = parent, depth + 1
             parent = tree.get(id(top))

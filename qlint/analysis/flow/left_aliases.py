@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import ast
 
-from qlint.analysis.flow.model_torch_nn import MODE_KEEPING_METHODS
+from qlint.analysis.flow.model_torch_nn import MODE_KEEPING_METHODS, MODULE_ITERATORS
 from qlint.analysis.tree_walk import name_loads, own_nodes, target_names, walk_kinds
 
 # Methods of a module that return it, or its submodules.
-_SAME_MODULES = frozenset({*MODE_KEEPING_METHODS, "modules", "children", "named_modules", "named_children"})
+_SAME_MODULES = MODE_KEEPING_METHODS | MODULE_ITERATORS
 _BINDERS = frozenset({ast.Assign, ast.AnnAssign, ast.NamedExpr, ast.For, ast.AsyncFor})
 _HOLDERS = (ast.List, ast.Tuple, ast.Set, ast.Starred, ast.BoolOp, ast.Dict)
 

@@ -26,12 +26,12 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.flow.model_apis import switch_mode
+from qlint.analysis.flow.model_torch_nn import SWITCHING_METHODS
 from qlint.analysis.tree_walk import isinstance_test
 from qlint.value_classes import value_class
 
 # What each iteration reaches: every module (the model itself too), or its direct children.
 _ITERATIONS = {"modules": "all", "named_modules": "all", "children": "children", "named_children": "children"}
-_SWITCHES = frozenset({"train", "eval", "apply"})
 _STOPS = (ast.Break, ast.Return, ast.Raise)
 
 
@@ -139,7 +139,7 @@ def _plain(body, name: str, in_loop: bool) -> bool:
                 return False
             if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, (ast.Store, ast.Del)):
                 return False
-            if isinstance(node, ast.Attribute) and node.attr in _SWITCHES | {"training"}:
+            if isinstance(node, ast.Attribute) and node.attr in SWITCHING_METHODS | {"training"}:
                 return False
     return True
 
@@ -148,7 +148,7 @@ def _is_switch(call: ast.expr, name: str) -> bool:
     return (
         isinstance(call, ast.Call)
         and isinstance(call.func, ast.Attribute)
-        and call.func.attr in _SWITCHES
+        and call.func.attr in SWITCHING_METHODS
         and isinstance(call.func.value, ast.Name)
         and call.func.value.id == name
     )

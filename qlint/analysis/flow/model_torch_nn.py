@@ -25,6 +25,11 @@ MODE_KEEPING_METHODS = frozenset(
 # the mode. `apply(fn)` returns `self` too, after running `fn` on every module; the tables that
 # may take it say so where they add it (`moved_graphs`).
 SELF_RETURNING_METHODS = MODE_KEEPING_METHODS | {"train", "eval"}
+# The methods by which a module's mode may be set: the two switches, and `apply(fn)`, whose `fn`
+# runs on every module.
+SWITCHING_METHODS = frozenset({"train", "eval", "apply"})
+# The methods that iterate a module's submodules (every one, or its direct children).
+MODULE_ITERATORS = frozenset({"modules", "named_modules", "children", "named_children"})
 # What evaluating a mode-keeping call's arguments may run and still leave the module alone
 # (`switched_stores`, `evaled_parts`): no function written there, no name bound, no suspension,
 # and no call but `torch.device(...)`, which builds a device from a string or an index and runs

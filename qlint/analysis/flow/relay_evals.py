@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import ast
 
+from qlint.analysis.flow.model_torch_nn import SWITCHING_METHODS
 from qlint.analysis.tree_walk import walk_kinds
 
-_SWITCHES = frozenset({"train", "eval", "apply"})
 _CALLS = frozenset({ast.Call})
 EVALED = "<evaled {}>"  # a state key (no identifier): the module parameter was evaled on this path
 _EVALS = frozenset({"eval", "train"})
@@ -44,7 +44,7 @@ def evals(func: ast.AST) -> frozenset[int] | None:
     allowed = set()
     switches = set()
     for node in ast.walk(func):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _SWITCHES:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in SWITCHING_METHODS:
             switches.add(id(node))
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             allowed.update(id(a) for a in node.args if eval_of_name(a) is not None)
