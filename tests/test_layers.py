@@ -150,7 +150,7 @@ def test_call_semantics_does_not_know_the_interpreter():
     above = ("qlint.analysis.flow.model_calls", "qlint.analysis.flow.model_interp", "qlint.analysis.flow.model_flow")
     assert not any(t.startswith(above) for t in graph["qlint.analysis.flow.model_builds"])
     # So are what library calls and helper calls do, which the call semantics hands on.
-    for part in ("qlint.analysis.flow.library_calls", "qlint.analysis.flow.helper_calls"):
+    for part in (f"qlint.analysis.flow.{p}" for p in ("library_calls", "helper_callees", "helper_calls")):
         assert part in graph["qlint.analysis.flow.model_calls"]
         assert not any(t.startswith(above) for t in graph[part])
 

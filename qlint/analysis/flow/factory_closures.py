@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import ast
 
-from qlint.analysis.flow import helper_calls
+from qlint.analysis.flow import helper_callees
 from qlint.analysis.flow.model_env import Env, join
 from qlint.analysis.flow.model_values import CALL, CONSTRUCTED, ModeFact, Obj
 from qlint.analysis.flow.pass_through import opaque
@@ -54,7 +54,7 @@ def applied_closure(sem, node: ast.Call, args: list, kwargs: dict, env: Env) -> 
             return None
     else:
         return None
-    found = helper_calls.callee(sem, made.func)
+    found = helper_callees.callee(sem, made.func)
     if found is None or found[3] or not isinstance(found[1], ast.FunctionDef):
         return None
     owner, factory = found[0], found[1]

@@ -1,7 +1,7 @@
 """What calls do to models: each call of a function's walk handed to what reads it, and the
 state they share (the captures and mode switches recorded, ExecuTorch sessions, graph holders).
 The export, PT2E and ExecuTorch APIs and the methods of model values are `library_calls`';
-the helpers of the same module or project `helper_calls`'; constructions `model_builds`'.
+the helpers of the same module or project `helper_callees`' and `helper_calls`'; constructions `model_builds`'.
 
 The statement walk (`qlint.analysis.flow.model_interp.Interpreter`) holds one `CallSemantics`
 and hands it every call; `CallSemantics` asks the walk back only through `Walk`, so neither
@@ -15,7 +15,7 @@ import weakref
 from typing import Protocol
 
 from qlint.analysis.flow import decorator_registries as registries
-from qlint.analysis.flow import helper_calls
+from qlint.analysis.flow import helper_callees, helper_calls
 from qlint.analysis.flow.applied_lambdas import applied_lambda, lambda_switch
 from qlint.analysis.flow.callbacks import CallbackLinks
 from qlint.analysis.flow.called_lambdas import called_lambda, run_lambda
@@ -190,7 +190,7 @@ class CallSemantics:
         key = node.args[0] if node.args and not isinstance(node.args[0], ast.Starred) else None
         if isinstance(func, ast.Attribute) and func.attr == "get" and (makes := builds.callables(func.value, key)):
             return builds.factory(node, makes, env)  # `MODELS.get(name)`
-        found = helper_calls.callee(self, func)
+        found = helper_callees.callee(self, func)
         if found is not None and receiver is None and not found[3] and found[0].scope.path == self.flow.path:
             # `run_eval()` of a function written here that switches this function's `model`.
             for _, switch_call in closure_switches(self.owner.scope, found[1], self.walk.func):
@@ -203,7 +203,7 @@ class CallSemantics:
             unread = False  # `make_train(model.bn)`: the part has no value, the helper may switch it
         if unread and helper_calls.site_only(self, found, node):
             return new_value(env, node, "", Origin(CALL, node))
-        summary = helper_calls.helper(self, func, found)
+        summary = helper_callees.helper(self, func, found)
         if summary is None and receiver is not None and isinstance(func, ast.Attribute):
             summary = method_summary(self, func.attr, receiver, node)  # `quantizer.prepare(m)`
             if summary is None and func.attr == "eval" and (spelled := eval_through_train(self, node, receiver)):
@@ -373,9 +373,9 @@ class CallSemantics:
                 self.flow.param_sinks.setdefault(origin.index, set()).add(sink)
 
     # Asked by the modules that hand this object calls of their own (`callbacks`, `model_builds`,
-    # `registry_dispatch`, ...): the helper-call side lives in `helper_calls`.
+    # `registry_dispatch`, ...): the helper-call side lives in `helper_callees` and `helper_calls`.
     def helper(self, func: ast.expr, found=False) -> tuple[FunctionFlow, int] | None:
-        return helper_calls.helper(self, func, found)
+        return helper_callees.helper(self, func, found)
 
     def _applied(self, node: ast.Call, env: Env) -> bool:
         """`m.apply(fn)` with `fn` a function (or a lambda, `applied_lambdas`) that switches the
@@ -392,7 +392,7 @@ class CallSemantics:
             return switch is not None and modules_switched(
                 self, node.func.value, "all", switch, anchor, env, qualname, node
             )
-        found = helper_calls.callee(self, node.args[0])
+        found = helper_callees.callee(self, node.args[0])
         switch = applied_function(found[1]) if found is not None and not found[3] else None
         if switch is None:
             return False
