@@ -20,7 +20,7 @@ from qlint.analysis.names.op_refs import OpRef
 from qlint.analysis.names.piecewise_parse import parse_by_definitions
 from qlint.analysis.names.tree_handover import HANDOVER
 from qlint.analysis.recent_entries import RecentEntries
-from qlint.analysis.tree_walk import statements
+from qlint.analysis.statement_walk import statements
 from qlint.analysis.word_search import AnchoredPattern, spells_word
 from qlint.rules.packet_sites import SITES_KEY, op_sites
 from qlint.source import LineIndex

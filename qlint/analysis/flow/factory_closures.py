@@ -33,7 +33,7 @@ from qlint.analysis.flow.pass_through import opaque
 from qlint.analysis.names.callable_results import is_generator
 from qlint.analysis.names.scope import function_assigns, unique_value
 from qlint.analysis.node_memo import kept_on_node
-from qlint.analysis.tree_walk import own_statements
+from qlint.analysis.statement_walk import own_statements
 from qlint.value_classes import replace
 
 _RESULT = "<closure result>"  # the name the application's value is held under while paths join

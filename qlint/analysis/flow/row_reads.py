@@ -9,7 +9,8 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.node_memo import kept_on_node_by
-from qlint.analysis.tree_walk import Parents, name_loads, names_by_id, statements
+from qlint.analysis.statement_walk import statements
+from qlint.analysis.tree_walk import Parents, name_loads, names_by_id
 from qlint.analysis.tree_walk import parents as tree_parents
 
 
