@@ -25,7 +25,7 @@ precheck that skips bodies would have to save:
   analysis): its module's entry was set aside between (`set_asides`: the flows
   kept on its scope go with it, and its statements are parsed again); one of the two is the
   checked module's own analysis (its flows are kept for no other check, and the two are held
-  on different scopes); one of the two is a caller search's (`model_flow._Memo.follow`: the
+  on different scopes); one of the two is a caller search's (`module_analysis._Memo.follow`: the
   answers depend on the module followed); the last was not kept (it met a body in progress,
   `shared_flows.Tracker.taint`); or it was kept and the class index answered otherwise from
   the file checked now (`shared_flows`). Modules with the most repeats are listed. Nodes are

@@ -79,7 +79,7 @@ import collections, io, json, os, sys, time
 clock = time.process_time
 import qlint.cli
 options = json.loads(sys.argv[1])
-from qlint.analysis.flow import model_flow
+from qlint.analysis.flow import module_analysis
 from qlint.analysis.flow.function_flows import FunctionFlow
 
 stats = {"foreign_cpu": 0.0, "kept_cpu": 0.0, "analysed": 0, "reused": 0, "memo": 0, "own_analysed": 0}
@@ -89,7 +89,7 @@ reads = collections.Counter()
 foreign = set()  # ids of finished foreign flows
 active = [0]
 own = [0]  # the checked module's analyses under way, outside any foreign one
-original = model_flow.ModelFlow.function
+original = module_analysis.ModelFlow.function
 
 def function(self, func, class_scope=None):
     if not self.depth:
@@ -208,7 +208,7 @@ def shape_of(flow):
     kind = shape(flow)
     return kind + " (records calls)" if kind == "inert" and (flow.calls or flow.foreign_calls) else kind
 
-model_flow.ModelFlow.function = function
+module_analysis.ModelFlow.function = function
 
 
 def named(path, func):
@@ -277,13 +277,13 @@ os._exit(0)
 _CARRIED = r"""
 import json, os, sys, time
 clock = time.process_time
-from qlint.analysis.flow import model_flow
+from qlint.analysis.flow import module_analysis
 from qlint.analysis.names.project import ProjectIndex
 from qlint.engine import check_source
 from qlint.settings import Settings
 spent = {"own": 0.0, "foreign": 0.0}
 active = [0, 0]  # own analyses under way, other modules' under way
-original = model_flow.ModelFlow.function
+original = module_analysis.ModelFlow.function
 
 def function(self, func, class_scope=None):
     mine = not self.depth
@@ -300,7 +300,7 @@ def function(self, func, class_scope=None):
         elif active[0]:
             spent["foreign"] += clock() - started
 
-model_flow.ModelFlow.function = function
+module_analysis.ModelFlow.function = function
 path, buffer = sys.argv[1:3]
 project = ProjectIndex(track_dependents=True)
 with open(path, encoding="utf-8-sig") as fh:

@@ -308,7 +308,7 @@ def test_a_caller_deleted_or_added_between_checks_is_seen(tmp_path):
 def test_used_elsewhere_answers_what_the_first_caller_found_answers(tmp_path, monkeypatch):
     from qlint.analysis.context import FileContext
     from qlint.analysis.flow import project_callers
-    from qlint.analysis.flow.model_flow import ModelFlow
+    from qlint.analysis.flow.module_analysis import ModelFlow
     from qlint.analysis.names.modules import module_name_for
     from qlint.source import LineIndex
 

@@ -15,7 +15,7 @@ from qlint.analysis import scan_memo
 from qlint.analysis.graphs import project_scan
 from qlint.analysis.names.project import ProjectIndex
 from qlint.engine import check_source
-from qlint.rules import packet_scan
+from qlint.rules import op_spellings, packet_scan
 from tests.conftest import settings_for, write_package
 from tests.test_ql102_consumers import ADD, PIPELINE, REMOVE
 
@@ -152,7 +152,7 @@ def test_the_scan_reused_finds_the_same_consumer_modules(tmp_path):
     add = str(pkg / "add.py")
     project = ProjectIndex()
     assert _codes(add, project) == []
-    key = (os.path.abspath(add), (packet_scan.PacketSpelling(_zeros_like()).pattern,))
+    key = (os.path.abspath(add), (op_spellings.PacketSpelling(_zeros_like()).pattern,))
     first = packet_scan._LAST_SCAN[key]
     assert [p for p, _ in next(iter(first[1].values()))] == [str(pkg / "remove.py")]
     assert _codes(add, project) == []

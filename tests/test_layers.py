@@ -145,12 +145,13 @@ def test_call_semantics_does_not_know_the_interpreter():
     graph = import_graph()
     assert "qlint.analysis.flow.model_calls" in graph["qlint.analysis.flow.model_interp"]
     assert not any(t.startswith("qlint.analysis.flow.model_interp") for t in graph["qlint.analysis.flow.model_calls"])
-    assert not any(t.startswith("qlint.analysis.flow.model_flow") for t in graph["qlint.analysis.flow.model_calls"])
+    driver = ("qlint.analysis.flow.model_flow", "qlint.analysis.flow.module_analysis")
+    assert not any(t.startswith(driver) for t in graph["qlint.analysis.flow.model_calls"])
     # What calls that build models do is asked of its own object, which knows neither side.
-    above = ("qlint.analysis.flow.model_calls", "qlint.analysis.flow.model_interp", "qlint.analysis.flow.model_flow")
+    above = ("qlint.analysis.flow.model_calls", "qlint.analysis.flow.model_interp", *driver)
     assert not any(t.startswith(above) for t in graph["qlint.analysis.flow.model_builds"])
     # So are what library calls and helper calls do, which the call semantics hands on.
-    for part in ("qlint.analysis.flow.library_calls", "qlint.analysis.flow.helper_calls"):
+    for part in (f"qlint.analysis.flow.{p}" for p in ("library_calls", "helper_callees", "helper_calls")):
         assert part in graph["qlint.analysis.flow.model_calls"]
         assert not any(t.startswith(above) for t in graph[part])
 
@@ -161,7 +162,7 @@ def test_the_walks_parts_know_neither_the_interpreter_nor_the_call_semantics():
     driver, and the call semantics imports none of them (it asks the walk through `Walk`)."""
     graph = import_graph()
     parts = ("binding_walk", "branch_walk", "context_walk", "loop_walk", "part_reads", "self_attributes")
-    above = ("qlint.analysis.flow.model_calls", "qlint.analysis.flow.model_interp", "qlint.analysis.flow.model_flow")
+    above = tuple(f"qlint.analysis.flow.{m}" for m in ("model_calls", "model_interp", "model_flow", "module_analysis"))
     for part in (f"qlint.analysis.flow.{p}" for p in parts):
         assert part in graph["qlint.analysis.flow.model_interp"]
         assert part not in graph["qlint.analysis.flow.model_calls"]

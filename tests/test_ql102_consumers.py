@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from qlint.rules import packet_consumers, packet_scan
+from qlint.rules import op_spellings, packet_consumers, packet_scan
 from tests.conftest import lint, mapped_repository, write_package
 
 ADD = """\
@@ -207,7 +207,7 @@ def test_modules_naming_the_inserting_one_are_searched_only_when_a_consumer_is_f
     def refuse(self, text):
         raise AssertionError("names searched without a consumer")
 
-    monkeypatch.setattr(packet_scan._AnyName, "search", refuse)
+    monkeypatch.setattr(op_spellings.AnyName, "search", refuse)
     pipeline = PIPELINE.format(between="pass").replace("from pkg.remove import RemovePass\n", "")
     found = _ql102(tmp_path, add=ADD, pipeline=pipeline.replace("m = RemovePass()(m)", ""))
     assert [d.code for d in found] == ["QL102"]

@@ -8,7 +8,8 @@ import os
 
 import pytest
 
-from qlint.analysis.tree_walk import _TOKENS, SCOPES, own_nodes, own_statements
+from qlint.analysis.statement_walk import own_statements
+from qlint.analysis.tree_walk import _TOKENS, SCOPES, own_nodes
 from tests.conftest import codes, lint
 
 NESTED = '''

@@ -5,7 +5,7 @@ stop 61's carried `helper(model.eval())`).
 `nn.Module.eval` returns the module itself (`return self.train(False)`), so the callback (or the
 decorated function) gets the very module it would get after a statement `model.eval()`. The
 eval in the argument was a switch the relay reading did not allow (`relay_evals.evals`), and
-the wrapper's call was no exact pass-through (`pass_through._exact`): the helper was judged as
+the wrapper's call was no exact pass-through (`decorator_verdicts._exact`): the helper was judged as
 if its callers were unknown (QL201 reported a PTQ capture whose every path is evaled; QL202
 missed a QAT capture in eval mode). Now such an eval counts for that call, and for later ones
 when nothing in the statement may switch the module again. Judged as before: `.train()` in the

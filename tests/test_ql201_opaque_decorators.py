@@ -1,5 +1,5 @@
 """QL201: a function or method under a project decorator that is no pass-through is not read
-through its callers (issue 14; `pass_through.opaque`, `helper_calls.callee`).
+through its callers (issue 14; `pass_through.opaque`, `helper_callees.callee`).
 
 A call of a decorated name runs what the decorator returned. A wrapper that trains, evals or
 replaces the model it is handed, or hands back something else, makes the callers' arguments

@@ -225,7 +225,7 @@ class Reads(nn.Module):
     ],
 )
 def test_a_class_reading_the_functions_module_after_a_loop_that_trains_it(loop, loud):
-    # `closure_parts`: a `.train()` of the module anywhere in the function leaves the wrapper a
+    # `closure_part_switches`: a `.train()` of the module anywhere in the function leaves the wrapper a
     # fresh module in train mode; a loop training what it walks of the module is one.
     body = "net = Net().eval()\nother = Net().eval()\n" + CLOSURE + "w = Reads()\n" + loop
     found = messages(body)

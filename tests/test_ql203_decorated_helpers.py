@@ -1,4 +1,4 @@
-"""QL203 through a helper under a project decorator (issue 14; `pass_through`, `helper_calls.callee`).
+"""QL203 through a helper under a project decorator (issue 14; `pass_through`, `helper_callees.callee`).
 
 d2go's runner switches to eval mode the QAT graph `setup_qat_model` returns
 (`d2go/runner/default_runner.py:349`). `setup_qat_model` is under `@mock_quantization_type`,

@@ -15,7 +15,7 @@ from qlint.analysis.graphs import project_scan
 from qlint.analysis.names import content_keys
 from qlint.analysis.names.project import ProjectIndex
 from qlint.engine import check_source
-from qlint.rules import packet_scan
+from qlint.rules import op_spellings, packet_scan
 from qlint.summary_cache import SummaryStore
 from tests.conftest import old_file, settings_for
 from tests.test_ql102_consumers import ADD, PIPELINE, REMOVE
@@ -237,7 +237,7 @@ def test_workers_of_a_parallel_run_write_what_they_learned_for_the_next_run(tmp_
     from qlint.analysis.names.op_refs import OpRef
 
     # QL102's search for modules consuming the packet add.py inserts: m00 spells none.
-    question = packet_scan._QUESTION + packet_scan.PacketSpelling(OpRef("aten", "zeros_like", None)).pattern
+    question = packet_scan._QUESTION + op_spellings.PacketSpelling(OpRef("aten", "zeros_like", None)).pattern
     assert scan_memo.answers(other, content_keys.content_key({}, other), [question]) == [False]
 
 

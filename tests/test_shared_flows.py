@@ -341,7 +341,7 @@ def test_a_method_of_another_modules_class_is_read_by_a_caller_search_and_a_plai
 
 
 # The followed module under a library's name (a checkout of torchao): its helpers are read
-# where they are used only while its callers are searched (`helper_calls._followed`).
+# where they are used only while its callers are searched (`helper_callees._followed`).
 LIBRARY_HELPER = """\
 def apply_eval(model):
     model.eval()

@@ -104,7 +104,7 @@ def test_a_scope_from_a_summary_is_the_scope_of_a_whole_parse(newline, last_brea
 
 
 def test_a_scope_from_a_summary_keeps_the_import_fallbacks():
-    # `helper_calls` reads a stand-in for a failed torchao import as the API in any module,
+    # `helper_callees` reads a stand-in for a failed torchao import as the API in any module,
     # one read from its summary too: the summary keeps which functions are stand-ins.
     text = (
         "try:\n    from torchao.quantization.pt2e import move_exported_model_to_train\n"

@@ -1,4 +1,4 @@
-"""`tree_walk.statements`: every statement `ast.walk` finds, from the statement blocks alone,
+"""`statement_walk.statements`: every statement `ast.walk` finds, from the statement blocks alone,
 and `packet_scan.imported_names` read through it."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import ast
 from pathlib import Path
 
 from qlint.analysis.context import FileContext
-from qlint.analysis.tree_walk import statements
+from qlint.analysis.statement_walk import statements
 from qlint.rules.packet_scan import imported_names
 from qlint.source import LineIndex
 

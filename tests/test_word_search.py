@@ -14,7 +14,7 @@ from qlint.analysis.graphs.dead_code import _SELF_MODULE
 from qlint.analysis.graphs.never_called import DYNAMIC_LOOKUP
 from qlint.analysis.names.op_refs import OpRef
 from qlint.analysis.word_search import AnchoredPattern, ascii_word_count, spells_word
-from qlint.rules.packet_scan import OverloadSpelling
+from qlint.rules.op_spellings import OverloadSpelling
 
 TEXTS = [
     "",

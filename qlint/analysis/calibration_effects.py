@@ -14,7 +14,8 @@ from collections.abc import Mapping
 
 from qlint.analysis.names.resolver import dotted_parts
 from qlint.analysis.node_memo import kept_on_node
-from qlint.analysis.tree_walk import statement_lists, walk
+from qlint.analysis.statement_walk import statement_lists
+from qlint.analysis.tree_walk import walk
 
 # Methods that read or rewrite the module without running its forward.
 INERT_METHODS = frozenset(

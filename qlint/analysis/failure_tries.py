@@ -18,7 +18,7 @@ import ast
 from qlint.analysis.caught_errors import catches
 from qlint.analysis.edits.import_edits import probes_attribute
 from qlint.analysis.graphs.call_parts import callee_name
-from qlint.analysis.tree_walk import statement_lists
+from qlint.analysis.statement_walk import statement_lists
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.Module)
 _TRY = (ast.Try, getattr(ast, "TryStar", ast.Try))

@@ -37,11 +37,10 @@ from qlint.analysis.graphs.insertions import writes_insertion
 from qlint.analysis.graphs.own_insertions import inserting_functions
 from qlint.analysis.graphs.project_texts import project_modules, text_holding
 from qlint.analysis.names.op_refs import OpRef
+from qlint.rules.op_spellings import DefinedOp, OverloadSpelling, PacketSpelling
+from qlint.rules.op_spellings import packet_spellings as packet_spellings  # QL102 imports it from here
 from qlint.rules.packet_scan import (
     NAME_KEY,
-    DefinedOp,
-    OverloadSpelling,
-    PacketSpelling,
     defined_names,
     imported_names,
     inserting_names,
@@ -49,7 +48,6 @@ from qlint.rules.packet_scan import (
     module_stem,
     modules_spelling,
 )
-from qlint.rules.packet_scan import packet_spellings as packet_spellings  # QL102 imports it from here
 from qlint.rules.packet_sites import op_sites, table_sites
 
 # Calls after which a graph's packets are overloads: a new capture or a lowering.

@@ -54,7 +54,8 @@ from qlint.analysis.graphs.project_texts import parsed_module, project_modules
 from qlint.analysis.names.op_refs import OpRef
 from qlint.analysis.names.scope import parameter_args
 from qlint.optable import OpInfo
-from qlint.rules.packet_scan import OverloadSpelling, sites_spelling
+from qlint.rules.op_spellings import OverloadSpelling
+from qlint.rules.packet_scan import sites_spelling
 from qlint.rules.unseen_callers import Consumer, texts_naming, unseen_callers, users_elsewhere
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)

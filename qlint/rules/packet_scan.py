@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import ast
 import os
-import re
 
 from qlint.analysis import scan_memo
 from qlint.analysis.context import FileContext
@@ -20,8 +19,8 @@ from qlint.analysis.names.op_refs import OpRef
 from qlint.analysis.names.piecewise_parse import parse_by_definitions
 from qlint.analysis.names.tree_handover import HANDOVER
 from qlint.analysis.recent_entries import RecentEntries
-from qlint.analysis.tree_walk import statements
-from qlint.analysis.word_search import AnchoredPattern, spells_word
+from qlint.analysis.statement_walk import statements
+from qlint.rules.op_spellings import AnyName, OverloadSpelling, PacketSpelling
 from qlint.rules.packet_sites import SITES_KEY, op_sites
 from qlint.source import LineIndex
 
@@ -57,61 +56,6 @@ _IMPORTED_KEY = "ql102.imported"
 NAME_KEY = "name:"  # in `modules_spelling`'s table, a name the inserting module defines, not a packet pattern
 
 
-class DefinedOp:
-    """`search(text)`: the op's qualified name as a string literal opens it (`"ns::op"` or a
-    schema `"ns::op(Tensor x) -> Tensor"`), as `custom_op`, `register_fake` and
-    `torch.library.define` spell it."""
-
-    def __init__(self, ref: OpRef):
-        self._regex = re.compile(rf"""["']{re.escape(ref.namespace)}::{re.escape(ref.op)}(?=["'(.])""")
-
-    def search(self, text: str) -> bool:
-        return self._regex.search(text) is not None
-
-
-class OverloadSpelling:
-    """`search(text)`: one of the op's overloads (`ns.op.default`, `ns.op.Tensor`)."""
-
-    def __init__(self, ref: OpRef):
-        pattern = rf"\b{re.escape(ref.namespace)}\s*\.\s*{re.escape(ref.op)}\s*\.\s*[A-Za-z_]\w*"
-        # Every match starts at the namespace: tried there only (`word_search`), not at every
-        # character of each module the consumer scans search.
-        self._regex = AnchoredPattern(pattern, (ref.namespace,)) if ref.namespace else re.compile(pattern)
-
-    def search(self, text: str) -> bool:
-        return self._regex.search(text) is not None
-
-
-class PacketSpelling:
-    """`search(text)`: the packet as an op (`aten.permute`, not a tensor's `x.permute(...)`), no
-    overload after it. The pattern starts with a literal (a leading `\\b` makes `re` scan 20x
-    slower), and the word boundary before it is checked here."""
-
-    def __init__(self, ref: OpRef):
-        self.pattern = rf"{re.escape(ref.namespace)}\s*\.\s*{re.escape(ref.op)}\b(?!\s*\.\s*\w)"
-        self._regex = re.compile(self.pattern)
-
-    def search(self, text: str) -> bool:
-        return any(True for _ in self._spellings(text))
-
-    def count(self, text: str) -> int:
-        """How many times `text` spells the packet (what `findall` of the pattern with a
-        leading `\\b` counts: a match that fails the boundary holds no start of one that
-        passes, since the op ends at a boundary and a namespace is one word)."""
-        return sum(1 for _ in self._spellings(text))
-
-    def _spellings(self, text: str):
-        for m in self._regex.finditer(text):
-            before = text[m.start() - 1] if m.start() else " "
-            if not (before.isalnum() or before == "_"):
-                yield m
-
-
-def packet_spellings(ref: OpRef, text: str) -> int:
-    """How many times `text` names the packet `ref` (`ns.op`, no overload after it)."""
-    return PacketSpelling(ref).count(text)
-
-
 def inserting_names(ctx: FileContext) -> frozenset[str]:
     return defined_names(ctx) - {"call", "main"}
 
@@ -123,13 +67,13 @@ def modules_spelling(ctx: FileContext, refs: list[OpRef], names: bool = False) -
     cache_key = (_SCAN_KEY, names)
     if cache_key in ctx.cache:
         return ctx.cache[cache_key]
-    wanted: dict[str, tuple[PacketSpelling | _AnyName, tuple[bytes, ...]]] = {}
+    wanted: dict[str, tuple[PacketSpelling | AnyName, tuple[bytes, ...]]] = {}
     for ref in refs:
         wanted[PacketSpelling(ref).pattern] = (PacketSpelling(ref), (ref.op.encode(),))
     # One search per name, not one for all: what is known of a module not naming `f` still
     # holds after an edit defines `g` beside it.
     for name in sorted(inserting_names(ctx)) if names else ():
-        wanted[NAME_KEY + name] = (_AnyName({name}), (name.encode(),))
+        wanted[NAME_KEY + name] = (AnyName({name}), (name.encode(),))
     found: dict[str, list[FileContext]] = {p: [] for p in wanted}
     own = os.path.abspath(ctx.path)
     needles = tuple(n.decode() for _, encoded in wanted.values() for n in encoded)
@@ -314,7 +258,7 @@ def _without_tree(
 
 
 def matching_module(
-    ctx: FileContext, path: str, key: tuple, wanted: list[tuple[PacketSpelling | _AnyName, tuple[bytes, ...]]]
+    ctx: FileContext, path: str, key: tuple, wanted: list[tuple[PacketSpelling | AnyName, tuple[bytes, ...]]]
 ) -> FileContext | None:
     """The module parsed, if its text matches one of `wanted` (bytes first: most do not)."""
     if _PARSED_FOR[0] != ctx.path:
@@ -348,17 +292,6 @@ def matching_module(
     )
     _PARSED[path] = (key, module)
     return module
-
-
-class _AnyName:
-    """`search(text)`: one of `names` as a whole word (a regex alternation of a module's many
-    names is slow on large texts; most names are not in a given text at all)."""
-
-    def __init__(self, names: set[str]):
-        self.names = sorted(names)
-
-    def search(self, text: str) -> bool:
-        return any(spells_word(text, n) for n in self.names)
 
 
 def defined_names(module: FileContext) -> frozenset[str]:

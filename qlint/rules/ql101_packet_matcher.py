@@ -12,17 +12,15 @@ import os
 from collections.abc import Iterator
 from functools import cached_property
 
-from qlint.analysis.graphs.call_parts import call_arguments, callee_name, spans_any
+from qlint.analysis.graphs.call_parts import spans_any
 from qlint.analysis.graphs.called_names import called_in
-from qlint.analysis.graphs.forwarding import Forwarding
-from qlint.analysis.graphs.fx_targets import is_node_target, target_names, target_rows
+from qlint.analysis.graphs.fx_targets import target_names, target_rows
 from qlint.analysis.graphs.graph_context import COMPILER_INTERNAL, LEGACY_FX, packet_graph_context
 from qlint.analysis.graphs.instance_attrs import with_instance_attrs
 from qlint.analysis.graphs.packet_text import spells_packet
 from qlint.analysis.graphs.sinks import (
     DEFAULT_SINKS,
     TRIGGERS,
-    direct_sink_args,
     matches_through_imports,
     may_match_here,
     mentions,
@@ -34,23 +32,16 @@ from qlint.analysis.graphs.sinks import (
 )
 from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.op_refs import OpRef
-from qlint.analysis.names.resolver import Located, Resolver
+from qlint.analysis.names.resolver import Resolver
 from qlint.diagnostic import Diagnostic, RelatedInfo
 from qlint.evidence.ops import OpEvidence
 from qlint.rules.base import FileContext, FixAvailability, Rule
 from qlint.rules.module_insertions import inserted_overloads, inserted_packets, insertions
-from qlint.rules.overload_fixes import (
-    FixSite,
-    op_evidence,
-    op_info,
-    overload_facts,
-    overload_fix,
-    packet_producers,
-    shown,
-)
-from qlint.rules.packet_hits import Hit, arg_hits, collection_hits, overloads_compared, packets_left
+from qlint.rules.overload_fixes import op_evidence, op_info, overload_facts, overload_fix, packet_producers, shown
+from qlint.rules.packet_hits import Hit, overloads_compared, packets_left
 from qlint.rules.packet_lookups import without_packet_lookups
 from qlint.rules.sibling_overloads import missed_text, sibling_fix
+from qlint.rules.target_matchers import matchers
 from qlint.value_classes import replace
 
 # APIs that compare the ops they are given with node targets exactly: `DEFAULT_SINKS`
@@ -151,7 +142,7 @@ class PacketMatcher(Rule):
             lines = base_lines | ctx.lines_containing(*sorted(names)) if names else base_lines
             class_scope = with_instance_attrs(body.class_scope, ctx.cache, ctx.lines)
             resolver = Resolver(ctx.scope, ctx.project, ctx.optable, body.local, class_scope)
-            matched = list(_matchers(ctx, body, lines, resolver, names, sinks, forwarding))
+            matched = list(matchers(ctx, body, lines, resolver, names, sinks, forwarding))
             if packet_lookups:
                 matched = without_packet_lookups(ctx, body, resolver, names, matched)
             for use, hits, sunk in inherited.get(id(body.node), ()):
@@ -365,96 +356,3 @@ def _fresh_packets(ctx: FileContext, key: tuple[str, str, str]) -> bool:
         return False
     info = ctx.optable.lookup(key[1], key[2])
     return bool(packet_producers(ctx.optable, info))
-
-
-# The nodes a matcher can be written as (every other node only holds them).
-_MATCHER_KINDS = frozenset({ast.Compare, ast.Subscript, ast.Call, ast.Match})
-
-
-def _matchers(
-    ctx: FileContext, body: Body, lines, resolver: Resolver, names: frozenset[str], sinks, forwarding: Forwarding
-) -> Iterator[tuple[ast.expr, list[Hit]]]:
-    for node in body.nodes(lines, _MATCHER_KINDS):
-        if isinstance(node, ast.Compare):
-            yield from _compare(ctx, body, node, resolver, names)
-        elif isinstance(node, ast.Subscript) and is_node_target(node.slice, names):
-            yield node.value, collection_hits(node.value, resolver)
-        elif isinstance(node, ast.Call):
-            func = node.func
-            if (
-                isinstance(func, ast.Attribute)
-                and func.attr == "get"
-                and node.args
-                and is_node_target(node.args[0], names)
-            ):
-                yield func.value, collection_hits(func.value, resolver)
-            yield from _sink_call(node, resolver, sinks, forwarding)
-        elif isinstance(node, ast.Match) and is_node_target(node.subject, names):
-            for case in node.cases:
-                for value in _case_values(case.pattern):
-                    ref = resolver.op_ref(value)
-                    if ref is not None:  # overloads too: they tell that both forms are matched
-                        yield value, [Hit(ref, Located(value, resolver.scope), FixSite("case"))]
-
-
-def _compare(
-    ctx: FileContext, body: Body, node: ast.Compare, resolver: Resolver, names
-) -> Iterator[tuple[ast.expr, list[Hit]]]:
-    left = node.left
-    for op, right in zip(node.ops, node.comparators, strict=True):
-        if isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)):
-            for a, b in ((left, right), (right, left)):
-                if is_node_target(a, names):
-                    ref = resolver.op_ref(b)
-                    if ref is not None and ref.is_packet and _packet_typed(ctx, body, node, a, resolver):
-                        continue  # the target is a packet here: comparing it with one is right
-                    if ref is not None:
-                        negated = isinstance(op, (ast.NotEq, ast.IsNot))
-                        # A chained comparison cannot be rewritten as one membership test; an
-                        # overload is never fixed (it only tells that both forms are matched).
-                        single = len(node.ops) == 1 and ref.is_packet
-                        whole = (ctx.range_of(node), ctx.source_of(a), negated) if single else None
-                        yield b, [Hit(ref, Located(b, resolver.scope), FixSite("comparison", whole))]
-        elif isinstance(op, (ast.In, ast.NotIn)) and is_node_target(left, names):
-            hits = collection_hits(right, resolver)
-            if hits and _packet_typed(ctx, body, node, left, resolver):
-                hits = []  # the target is a packet here: a set of packets is the right test
-            yield right, hits
-        left = right
-
-
-def _packet_typed(ctx: FileContext, body: Body, node: ast.Compare, target: ast.expr, resolver: Resolver) -> bool:
-    """Whether the comparison runs only after `isinstance(target, OpOverloadPacket)` held."""
-    if "OpOverloadPacket" not in ctx.words:
-        return False
-    from qlint.analysis.graphs.packet_typed_targets import compared_as_packet
-
-    return compared_as_packet(body.node, node, target, resolver)
-
-
-def _sink_call(
-    node: ast.Call, resolver: Resolver, sinks, forwarding: Forwarding
-) -> Iterator[tuple[ast.expr, list[Hit]]]:
-    args = list(direct_sink_args(node, sinks))
-    if not args and (node.args or node.keywords) and callee_name(node) in forwarding.helpers:
-        # A helper that forwards a parameter to a sink is a sink too. Resolving the helper
-        # may read another module: only worth it when an argument holds a packet.
-        candidates = [(a, hits) for a in call_arguments(node) if (hits := arg_hits(a, resolver))]
-        if candidates:
-            forwarded = {id(a) for a in forwarding.forwarded_args(node, resolver)}
-            for arg, (use, hits) in candidates:
-                if id(arg) in forwarded:
-                    yield use, hits
-        return
-    for arg in args:
-        hit = arg_hits(arg, resolver)
-        if hit:
-            yield hit
-
-
-def _case_values(pattern: ast.pattern) -> Iterator[ast.expr]:
-    if isinstance(pattern, ast.MatchValue):
-        yield pattern.value
-    elif isinstance(pattern, ast.MatchOr):
-        for p in pattern.patterns:
-            yield from _case_values(p)

@@ -26,7 +26,8 @@ from collections.abc import Iterator
 from qlint.analysis.convert_calls import ConvertCall, calls_in, project_calls
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.resolver import Resolver
-from qlint.analysis.tree_walk import own_nodes, statement_lists
+from qlint.analysis.statement_walk import statement_lists
+from qlint.analysis.tree_walk import own_nodes
 from qlint.analysis.tree_walk import parents as tree_parents
 from qlint.diagnostic import Applicability, Diagnostic, Fix, RelatedInfo
 from qlint.evidence.weight_matchers import WeightMatcherEvidence

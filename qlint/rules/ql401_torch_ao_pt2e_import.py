@@ -14,8 +14,9 @@ branch of a `try`/`except ImportError` or `if`/`else` whose other branch binds t
 names, and imports under a torch-version check.
 
 Kept in modules of their own: which old imports are such compatibility paths
-(`analysis.edits.pt2e_shims`), and the attribute chains that reach the old package with
-the rows worth walking for them (`analysis.edits.old_package_chains`).
+(`analysis.edits.pt2e_shims`), the attribute chains that reach the old package with
+the rows worth walking for them (`analysis.edits.old_package_chains`), and the torch.ao
+observers a fix moves along (`rules.observer_twins`).
 """
 
 from __future__ import annotations
@@ -36,7 +37,6 @@ from qlint.analysis.edits.old_package_chains import (
     outermost_move,
 )
 from qlint.analysis.edits.pt2e_moves import (
-    OBSERVER_CONSUMERS,
     OLD_PACKAGE,
     SUCCESSOR_PACKAGES,
     Move,
@@ -58,6 +58,7 @@ from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.diagnostic import Applicability, Diagnostic, Edit, Fix
 from qlint.evidence.moved_imports import MovedImportEvidence
 from qlint.rules.base import FileContext, FixAvailability, Rule
+from qlint.rules.observer_twins import Twins, observer_twins, with_twins
 from qlint.value_classes import value_class
 
 _APPLICABILITY = {"safe": Applicability.SAFE, "unsafe": Applicability.UNSAFE}
@@ -83,40 +84,6 @@ class _Plan:
         return self.move.module, self.move.name
 
 
-@value_class
-class _Twins:
-    """The file's imports of torch.ao observers that torchao ships its own copies of.
-
-    torchao's prepare_pt2e does not insert torch.ao observers (a `with_args` constructor
-    raises, a bare class yields no quantize/dequantize nodes), so a fix that moves a file's
-    quantizer API to torchao moves these along, and is unsafe: they may serve eager code too.
-    """
-
-    statements: dict[ast.ImportFrom, list[tuple[ast.alias, str, str]]]
-
-    def applies(self, moved: list[Move]) -> bool:
-        return bool(self.statements) and any(m.module and m.module.startswith(OBSERVER_CONSUMERS) for m in moved)
-
-    def edits(self, ctx: FileContext, skip: ast.stmt | None = None) -> list[Edit] | None:
-        out: list[Edit] = []
-        for stmt, items in self.statements.items():
-            if stmt is not skip:
-                edits = ie.regroup_from_import(ctx, stmt, items)
-                if edits is None:
-                    return None
-                out.extend(edits)
-        return out
-
-    def note(self) -> str:
-        names = ", ".join(
-            dict.fromkeys(f"`{a.asname or a.name}`" for items in self.statements.values() for a, _, _ in items)
-        )
-        return (
-            f"; the file also uses torch.ao observers ({names}), which torchao's prepare_pt2e does not insert: "
-            "import them from `torchao.quantization.pt2e` too"
-        )
-
-
 class TorchAoPt2eImport(Rule):
     code = "QL401"
     name = "torch-ao-pt2e-import"
@@ -136,7 +103,7 @@ class TorchAoPt2eImport(Rule):
         parents = LazyParents(ctx)
         owned_heads: set[str] = set()  # names bound by a reported import: their uses go with it
         plain: list[tuple[str, ...]] = []  # `import <old>` without `as`: owns chains by prefix
-        twins = _twins(ctx, moves, parents)
+        twins = observer_twins(ctx, moves, parents)
         for stmt in import_statements(ctx):
             if isinstance(stmt, ast.ImportFrom):
                 diag = self._from_import(ctx, moves, stmt, parents, owned_heads, twins)
@@ -150,7 +117,7 @@ class TorchAoPt2eImport(Rule):
         yield from self._attribute_uses(ctx, moves, parents, owned_heads, plain, twins)
 
     # -- from <module> import ... --------------------------------------------------------
-    def _from_import(self, ctx, moves, stmt: ast.ImportFrom, parents, owned: set, twins: _Twins) -> Diagnostic | None:
+    def _from_import(self, ctx, moves, stmt: ast.ImportFrom, parents, owned: set, twins: Twins) -> Diagnostic | None:
         base = ie.import_base(ctx, stmt)
         if base is None or not (base == OLD_PACKAGE or moves.removed_module(base)):
             return None
@@ -215,7 +182,7 @@ class TorchAoPt2eImport(Rule):
                 prefix = tuple(alias.name.split("."))
                 plain.append(prefix)
                 fix = self._plain_import_fix(ctx, moves, stmt, alias, move, prefix)
-            fix, note = _with_twins(ctx, twins, [move], fix)
+            fix, note = with_twins(ctx, twins, [move], fix)
             subject = f"`{alias.name}` is gone from torch 2.13" + reached_handler(ctx, moves, stmt, parents)
             message, help_ = _message(moves, [move], subject, note)
             message += _unbound_note(stmt, parents, module_gone=True)
@@ -292,7 +259,7 @@ class TorchAoPt2eImport(Rule):
                 seen.add(id(sub))
                 yield self._use(ctx, moves, sub, move, in_type_check(sub, parents), twins)
 
-    def _use(self, ctx, moves: Moves, sub: ast.Attribute, move: Move, type_check: bool, twins: _Twins) -> Diagnostic:
+    def _use(self, ctx, moves: Moves, sub: ast.Attribute, move: Move, type_check: bool, twins: Twins) -> Diagnostic:
         fix = None
         level = _fix_level(ctx, move)
         if type_check and level == "safe":
@@ -305,39 +272,12 @@ class TorchAoPt2eImport(Rule):
             if insert is not None:
                 edits.append(insert)
             fix = Fix(_APPLICABILITY[level], f"Use `{move.new}`", tuple(edits))
-        fix, note = _with_twins(ctx, twins, [move], fix)
+        fix, note = with_twins(ctx, twins, [move], fix)
         message, help_ = _message(moves, [move], f"`{move.old}` is gone from torch 2.13", note)
         return ctx.diagnostic(self, sub, message, fix or _display_fix([move]), evidence=_evidence([move]), help=help_)
 
 
 _ATTRIBUTES = frozenset({ast.Attribute})
-
-
-def _twins(ctx: FileContext, moves: Moves, parents) -> _Twins:
-    found: dict[ast.ImportFrom, list[tuple[ast.alias, str, str]]] = {}
-    for stmt in import_statements(ctx):
-        if not isinstance(stmt, ast.ImportFrom):
-            continue
-        base = ie.import_base(ctx, stmt)
-        twins = []
-        for alias in stmt.names:
-            twin = moves.twin(f"{base}.{alias.name}")
-            if twin is not None:
-                module, _, name = twin.rpartition(".")
-                twins.append((alias, module, name))
-        if twins and not guarded(ctx, moves, stmt, parents, {a.asname or a.name for a in stmt.names}):
-            found[stmt] = twins
-    return _Twins(found)
-
-
-def _with_twins(ctx: FileContext, twins: _Twins, moved: list[Move], fix: Fix | None) -> tuple[Fix | None, str]:
-    """Extend a fix that moves quantizer API with the move of the file's torch.ao observers."""
-    if fix is None or not twins.applies(moved):
-        return fix, ""
-    extra = twins.edits(ctx)
-    if extra is None:
-        return None, twins.note()
-    return Fix(Applicability.UNSAFE, fix.message + " and the torch.ao observers", (*fix.edits, *extra)), twins.note()
 
 
 def _fix_level(ctx: FileContext, move: Move) -> str:

@@ -26,8 +26,8 @@ from qlint.analysis.removed_capture_apis import (
     RemovedApi,
     rewrite_call,
 )
+from qlint.analysis.statement_walk import statement_lists
 from qlint.analysis.tree_walk import parents as tree_parents
-from qlint.analysis.tree_walk import statement_lists
 from qlint.diagnostic import Applicability, Diagnostic, Edit, Fix, Position, Range
 from qlint.evidence.removed_capture import RemovedCaptureEvidence
 from qlint.rules.base import FileContext, Rule

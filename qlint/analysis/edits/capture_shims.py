@@ -17,7 +17,7 @@ from qlint.analysis.context import FileContext
 from qlint.analysis.edits import import_edits as ie
 from qlint.analysis.failure_tries import failure_try
 from qlint.analysis.removed_capture_apis import APIS, NAMES, TARGET_RELEASE
-from qlint.analysis.tree_walk import statement_lists
+from qlint.analysis.statement_walk import statement_lists
 from qlint.analysis.version_gates import ModuleConstants, is_version_test, taken
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)

@@ -22,7 +22,8 @@ from qlint.analysis.flow.confined_instances import confined
 from qlint.analysis.flow.function_flows import CallSite, FunctionFlow
 from qlint.analysis.flow.kept_caller_verdicts import Verdicts
 from qlint.analysis.flow.method_references import owner_class
-from qlint.analysis.flow.model_flow import ModelFlow, module_flows
+from qlint.analysis.flow.model_flow import module_flows
+from qlint.analysis.flow.module_analysis import ModelFlow
 from qlint.analysis.flow.project_callers import KeptCalls, each_project_call, instances_kept, used_elsewhere
 from qlint.analysis.flow.project_search import named_elsewhere, named_in_text, searchable
 from qlint.analysis.flow.unread_uses import enclosing, unread_use

@@ -35,7 +35,7 @@ import weakref
 from qlint.analysis.context import FileContext
 from qlint.analysis.flow import caller_slices
 from qlint.analysis.flow.function_flows import FunctionFlow
-from qlint.analysis.flow.model_flow import ModelFlow
+from qlint.analysis.flow.module_analysis import ModelFlow
 from qlint.analysis.graphs import file_keys
 from qlint.analysis.names.body_reads import BODY_READ
 from qlint.analysis.names.live_trees import parse as live_parse

@@ -25,7 +25,8 @@ from qlint.analysis.flow.graph_instances import is_graph_instance
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import parameter_args
 from qlint.analysis.node_memo import kept_on_node
-from qlint.analysis.tree_walk import CHILD_FIELDS, child_fields, own_statements, walk_kinds
+from qlint.analysis.statement_walk import own_statements
+from qlint.analysis.tree_walk import CHILD_FIELDS, child_fields, walk_kinds
 
 _UNKNOWN = object()
 

@@ -110,6 +110,11 @@ def instance(obj: Obj | None, node: ast.Call, env: Env) -> Obj | None:
     return made
 
 
+def registered_instance(receiver: Obj) -> bool:
+    """An instance of a class looked up in a decorator-filled registry (and nothing else)."""
+    return bool(receiver.origins) and all(o.kind == REGISTRY_INSTANCE for o in receiver.origins)
+
+
 def rekeyed(origin: Origin, callee: ast.AST, given: dict[int, Obj], caller: ast.AST, node: ast.Call) -> set[Origin]:
     """A registry value a summarised function returns, in its caller's terms: the choice its
     parameter made is the argument's at this call."""
@@ -288,6 +293,7 @@ __all__ = [
     "instance",
     "lookup",
     "registered_classes",
+    "registered_instance",
     "rekeyed",
     "rekeyed_fact",
     "result_fact",

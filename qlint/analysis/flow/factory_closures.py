@@ -26,14 +26,14 @@ from __future__ import annotations
 
 import ast
 
-from qlint.analysis.flow import helper_calls
+from qlint.analysis.flow import helper_callees
 from qlint.analysis.flow.model_env import Env, join
 from qlint.analysis.flow.model_values import CALL, CONSTRUCTED, ModeFact, Obj
 from qlint.analysis.flow.pass_through import opaque
 from qlint.analysis.names.callable_results import is_generator
 from qlint.analysis.names.scope import function_assigns, unique_value
 from qlint.analysis.node_memo import kept_on_node
-from qlint.analysis.tree_walk import own_statements
+from qlint.analysis.statement_walk import own_statements
 from qlint.value_classes import replace
 
 _RESULT = "<closure result>"  # the name the application's value is held under while paths join
@@ -54,7 +54,7 @@ def applied_closure(sem, node: ast.Call, args: list, kwargs: dict, env: Env) -> 
             return None
     else:
         return None
-    found = helper_calls.callee(sem, made.func)
+    found = helper_callees.callee(sem, made.func)
     if found is None or found[3] or not isinstance(found[1], ast.FunctionDef):
         return None
     owner, factory = found[0], found[1]

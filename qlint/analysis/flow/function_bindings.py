@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import ast
 
-from qlint.analysis.tree_walk import target_names, walk
+from qlint.analysis.statement_walk import target_names
+from qlint.analysis.tree_walk import walk
 
 _FILLS = frozenset({"append", "insert", "extend"})
 # The nodes that open a scope of their own: their names are not the function's.

@@ -29,7 +29,8 @@ from qlint.analysis.flow.model_flow import file_flow, switchers
 from qlint.analysis.flow.model_values import ATTRIBUTE, Origin, anchored
 from qlint.analysis.flow.relevant_bodies import module_functions, segment, text_span
 from qlint.analysis.flow.switched_callees import switched_receivers
-from qlint.analysis.tree_walk import statement_lists, walk_kinds
+from qlint.analysis.statement_walk import statement_lists
+from qlint.analysis.tree_walk import walk_kinds
 from qlint.lazy_patterns import lazy
 from qlint.value_classes import replace
 

@@ -1,7 +1,7 @@
 """Calls of the helpers a walk follows (functions and methods of the same module, class or
-project): which helper a call names (`callee`), its summary (`helper`), and what that summary
-does at the call, in the caller's terms (`apply`): the modes it leaves its arguments in, the
-captures it returns, the sinks its parameters reach, the call site its callers are read from.
+project; which helper a call names is `helper_callees`'): what the helper's summary does at
+the call, in the caller's terms (`apply`): the modes it leaves its arguments in, the captures
+it returns, the sinks its parameters reach, the call site its callers are read from.
 
 Each takes the walk's `model_calls.CallSemantics` (`sem`) and records into it: it is not
 imported here, so that this module knows neither the call semantics nor the walk above it.
@@ -13,11 +13,9 @@ import ast
 import weakref
 from functools import partial
 
-from qlint.analysis.flow import arm_graphs, forwarded_items, left_graphs
+from qlint.analysis.flow import arm_graphs, forwarded_items, left_graphs, returned_items
 from qlint.analysis.flow import decorator_registries as registries
 from qlint.analysis.flow.carried_flags import carried_mode
-from qlint.analysis.flow.class_calls import class_callee
-from qlint.analysis.flow.class_methods import method_of
 from qlint.analysis.flow.dead_branches import contradicted_at_call, open_ended
 from qlint.analysis.flow.function_flows import CallSite, Capture, FunctionFlow
 from qlint.analysis.flow.given_modes import wrapped_param
@@ -27,8 +25,7 @@ from qlint.analysis.flow.held_slots import bind, switched_name
 from qlint.analysis.flow.keyword_binding import bound_keywords, raises
 from qlint.analysis.flow.loop_effects import handed_kinds, kinds_in
 from qlint.analysis.flow.maybe_graphs import returned_paths
-from qlint.analysis.flow.model_apis import classify_call
-from qlint.analysis.flow.model_env import Env, join, merge_values, new_value
+from qlint.analysis.flow.model_env import Env, merge_values, new_value
 from qlint.analysis.flow.model_values import (
     APPLIED,
     CALL,
@@ -43,97 +40,10 @@ from qlint.analysis.flow.model_values import (
     anchored,
 )
 from qlint.analysis.flow.part_modes import handed
-from qlint.analysis.flow.pass_through import opaque
 from qlint.analysis.flow.returned_copies import carry, in_caller, through_copies
 from qlint.analysis.flow.self_switches import switch_own_fields
-from qlint.analysis.flow.subclass_self_calls import self_method
-from qlint.analysis.names.scope import is_property, parameter_args, unique_value
+from qlint.analysis.names.scope import parameter_args
 from qlint.value_classes import replace
-
-# Calls into these are API calls (`classify_call`) or library internals, never summarised.
-_LIBRARIES = ("torch.", "torchao.", "executorch.exir", "copy.")
-
-
-def helper(sem, func: ast.expr, found=False) -> tuple[FunctionFlow, int] | None:
-    """The summary of the function called, and 1 if `self` fills its first parameter
-    (`found`: what `callee` answered for it, when asked already)."""
-    if found is False:
-        found = callee(sem, func)
-    if found is None:
-        return None
-    owner, node, holder, offset = found
-    flow = owner.function(node, holder)
-    return (flow, offset) if flow is not None else None
-
-
-def _stands_in_for_api(scope, func: ast.Name) -> bool:
-    """`try: from torchao.quantization.pt2e import move_exported_model_to_train / except
-    ImportError: def move_exported_model_to_train(model): ...`: the function runs only where
-    torchao lacks the API, and the torchao qlint targets (0.18) has every PT2E API
-    `classify_call` names under `torchao.`: the call is the library's, read as the API."""
-    if func.id not in scope.import_fallbacks:
-        return False
-    imported = scope.imports.get(func.id)
-    return imported is not None and imported.startswith("torchao.") and classify_call(imported, func) is not None
-
-
-def callee(sem, func: ast.expr, depth: int = 0):
-    """(the `ModelFlow` of its module, the def, its class scope, 1 if `self` fills its first
-    parameter) of the helper called, without analysing it; None when it is none we follow."""
-    found = _callee(sem, func, depth)
-    if found is not None and opaque(found[0], found[1]):
-        return None  # a function or method under a decorator of the project that is no pass-through
-    return found
-
-
-def _callee(sem, func: ast.expr, depth: int = 0):
-    owner = sem.owner
-    if isinstance(func, ast.Name) and func.id in sem.resolver.local and depth < 3:
-        # `fn = to_eval; fn(gm)`: a local bound once to a function is that function.
-        alias = unique_value(sem.resolver.local[func.id])
-        if isinstance(alias, (ast.Name, ast.Attribute)):
-            found = callee(sem, alias, depth + 1)
-            # `fn = self.method; fn(x)`: the call has no `.value` to hand over as `self`.
-            return found if found is None or not found[3] else None
-    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in ("self", "cls"):
-        found = method_of(sem.class_scope, func.attr, owner.scope) if sem.class_scope else None
-        if found is None:
-            # A base written in another module, whose callers are read (`subclass_self_calls`).
-            inherited = self_method(sem, func.attr)
-            if inherited is None:
-                return None
-            owner, *found = inherited
-        method, holder = found  # the class's own method, or one of a base class
-        if is_property(method):
-            return None  # `self.prop(x)` calls the value the property returns, not its getter
-        static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in method.decorator_list)
-        return owner, method, holder, 0 if static else 1
-    if isinstance(func, ast.Name) and func.id in sem.nested:  # a helper defined in this function
-        return owner, sem.nested[func.id], None, 0
-    if (
-        isinstance(func, ast.Name)
-        and func.id in owner.scope.functions
-        and func.id not in sem.resolver.local
-        and not _stands_in_for_api(owner.scope, func)
-    ):
-        return owner, owner.scope.functions[func.id], None, 0
-    name = sem.walk.qualname(func)
-    if not name or "." not in name:
-        return None
-    module, _, attr = name.rpartition(".")
-    if name.startswith(_LIBRARIES) and (classify_call(name, func) is not None or not _followed(sem, module)):
-        return None
-    other = owner.for_module(module)
-    for _ in range(3):  # `api.qm(...)` where `pkg/api.py` re-exports it (renamed or not)
-        if other is None or attr in other.scope.functions or attr not in other.scope.imports:
-            break
-        module, _, attr = other.scope.imports[attr].rpartition(".")
-        other = owner.for_module(module) if module else None
-    if other is not None and other is not owner and attr in other.scope.functions:
-        return other, other.scope.functions[attr], None, 0
-    if other is None and isinstance(func, ast.Attribute):
-        return class_callee(owner, module, attr)  # `Ready.apply(model)`, on the class
-    return None
 
 
 def unread_result(sem, node: ast.Call, args: list, kwargs: dict) -> bool:
@@ -176,15 +86,6 @@ def _param_flows(callee: FunctionFlow, index: int) -> set[str]:
         if any(o.kind == PARAM and o.node is callee.node and o.index == index for o in cap.origins):
             found.update(s.flow for s in cap.sinks)
     return found
-
-
-def _followed(sem, module: str) -> bool:
-    """The module whose callers are being read (`project_callers`): in torchao's own tree
-    its helpers are `torchao.*` too, and their calls are what the reading is for."""
-    owner = sem.owner
-    if module == owner.scope.module:  # `for_module`'s answer: the module itself
-        return owner.classes.followed(owner.scope.path)
-    return owner.classes.followed_module(module, owner.scope.path)
 
 
 def apply(sem, node, callee: FunctionFlow, offset, receiver, args, kwargs, env: Env, selection=None) -> Obj | None:
@@ -381,7 +282,7 @@ def apply(sem, node, callee: FunctionFlow, offset, receiver, args, kwargs, env: 
     switch_handed_parts(sem, node, callee, written, ruled_out, env)  # `make_train(model.bn)`
     # Only for a helper copying something (few): a closure costs its making at every call.
     origin_here = partial(in_caller, sem, node, callee, given, foreign, passed_here) if callee.copies else None
-    _unpack(sem, node, callee, translate, origin_here, written, env)
+    returned_items.unpack(sem, node, callee, translate, origin_here, written, env)
     forwarded_items.hand_back(sem, node, callee, written, given, foreign)  # `return f(m)`, a tuple
     if callee.return_parts:  # `return {"model": gm}`
         left_graphs.unpack_parts(sem, node, callee, translate, env)
@@ -422,13 +323,6 @@ def apply(sem, node, callee: FunctionFlow, offset, receiver, args, kwargs, env: 
     return result
 
 
-def _ruled_item(sem, node: ast.Call, callee: FunctionFlow, written: dict, index: int, position: int):
-    """The graphs element `position` of return `index` holds uncopied only on branches this
-    call rules out (`arm_graphs`)."""
-    items = callee.return_item_graphs.get(index)
-    return arm_graphs.ruled_out(items[position], callee, node, written, sem.resolver) if items else frozenset()
-
-
 def _allow_ruled_out(sem, node: ast.Call, callee: FunctionFlow, index: int, written: dict) -> bool:
     """The callee allows parameter `index` only under flags this call's arguments rule out
     (`def evaluate(m, is_graph=False): if is_graph: allow(m)` called as `evaluate(gm)`)."""
@@ -436,50 +330,6 @@ def _allow_ruled_out(sem, node: ast.Call, callee: FunctionFlow, index: int, writ
     return bool(guard) and contradicted_at_call(
         guard, callee.node, written, sem.resolver, callee.resolver, open_ended(node)
     )
-
-
-def _unpack(sem, node: ast.Call, callee: FunctionFlow, translate, origin_here, written, env: Env) -> None:
-    """`return model.eval(), inputs` on every path: each element in caller terms, for `a, b = f()`
-    (`origin_here`: one of the helper's origins in caller terms, for the copies it hands back;
-    `written`: the call's arguments, which may rule out the arm an element is the graph on)."""
-    size = _items_of(callee)
-    if not size:
-        return
-    items: list[Obj | None] = []
-    params = callee.param_objs.values() if callee.copies else ()
-    for position in range(size):
-        values = [(e, callee.return_items[i][position]) for i, (e, _) in enumerate(callee.returns)]
-        if any(v is None for _, v in values):
-            items.append(None)  # some path returns something we do not follow there
-            continue
-        objs = [translate(v, e) for e, v in values]
-        copied = False
-        if callee.copies:  # `return copy.deepcopy(gm), info`
-            ruled = [_ruled_item(sem, node, callee, written, i, position) for i in range(len(values))]
-            ours = zip(objs, values, ruled, strict=True)
-            copies = [(o, through_copies(v, e, o, params, origin_here, r)) for o, (e, v), r in ours]
-            copied = any(through for _, through in copies)
-        if len(set(objs)) == 1:
-            item = objs[0]
-            if copied:
-                # Its own object: another element at this call may hold the same graphs uncopied
-                # (`return copy.deepcopy(gm), gm`), and would be one object with it.
-                item = Obj(node, f"item{position}", item.origins, item.captures)
-                env.modes[item] = env.facts(objs[0])
-                carry(item, copies, env)
-                sem.flow.copies = True
-            items.append(item)
-            if position in callee.allowed_items:  # `gm, info = quantize(...)`, gm allowed inside
-                env.patched |= {item}
-            continue
-        # Named by position, so that two elements merged at one call stay two objects.
-        merged = join([Env({f"item{position}": o}, env.modes, env.patched, env.copied) for o in objs], node)
-        env.modes.update(merged.modes)
-        items.append(merged.vars[f"item{position}"])
-        if copied:
-            carry(items[-1], copies, env)
-            sem.flow.copies = True
-    sem.unpacked[id(node)] = tuple(items)
 
 
 def _held(sem, given: dict[int, Obj], passed: dict, env: Env) -> dict | None:
@@ -515,12 +365,6 @@ def _reads_parts(callee: FunctionFlow) -> bool:
     )
 
 
-def _items_of(callee: FunctionFlow) -> int | None:
-    """The length of the tuple every return of `callee` builds (None: some return is no tuple)."""
-    sizes = {len(callee.return_items[i]) if i in callee.return_items else None for i in range(len(callee.returns))}
-    return next(iter(sizes)) if len(sizes) == 1 else None
-
-
 def _param_index(cap: Capture, callee: FunctionFlow) -> int | None:
     for o in cap.origins:
         if o.kind == PARAM and o.node is callee.node:
@@ -528,4 +372,4 @@ def _param_index(cap: Capture, callee: FunctionFlow) -> int | None:
     return None
 
 
-__all__ = ["apply", "callee", "helper", "site_only", "unread_result"]
+__all__ = ["apply", "site_only", "unread_result"]

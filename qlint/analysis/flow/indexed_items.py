@@ -36,7 +36,8 @@ from qlint.analysis.flow.model_env import Env
 from qlint.analysis.flow.model_values import Obj
 from qlint.analysis.names.scope import parameter_args
 from qlint.analysis.node_memo import kept_on_node
-from qlint.analysis.tree_walk import statement_lists, walk, walk_kinds
+from qlint.analysis.statement_walk import statement_lists
+from qlint.analysis.tree_walk import walk, walk_kinds
 
 _ASSIGNS = frozenset({ast.Assign})
 

@@ -3,7 +3,7 @@ the module it was called on (torch 2.13); when `fn` cannot switch the modules it
 result is that module in its mode.
 
 `fn` is read when it is a lambda written in the call or a function of the project
-(`helper_calls.callee`; not a method, not decorated), with one parameter. It cannot switch what it is handed
+(`helper_callees.callee`; not a method, not decorated), with one parameter. It cannot switch what it is handed
 when it names no mode word (`train`, `eval`, `training`, `apply`, a part setter) and its
 parameter appears only as the root of an attribute read (`nn.init.zeros_(mod.weight)`,
 `mod.bias.data.fill_(0)`: parameters and buffers lead back to no module) or in a builtin that
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import ast
 
-from qlint.analysis.flow import helper_calls
+from qlint.analysis.flow import helper_callees
 from qlint.analysis.flow.read_only_params import LOOKERS
 
 _WORDS = frozenset(
@@ -43,7 +43,7 @@ def _switches_nothing(sem, call: ast.Call) -> bool:
         return False
     fn = call.args[0]
     if not isinstance(fn, ast.Lambda):
-        found = helper_calls.callee(sem, fn)
+        found = helper_callees.callee(sem, fn)
         if found is None or found[3] or not isinstance(found[1], (ast.FunctionDef, ast.AsyncFunctionDef)):
             return False
         if found[1].decorator_list:

@@ -5,7 +5,7 @@ another module of the project (`class Child(Base)` with `from pkg.base import Ba
 (the methods `self.<name>` finds inside a class). An instance built from a project class
 (`Child().apply(model)`) runs the method its class inherits from wherever the base is
 written, so the lookup goes on in the module the import names, found as
-`helper_calls.callee` finds another module's function: from the module that imports it
+`helper_callees.callee` finds another module's function: from the module that imports it
 (`ModelFlow.for_module`), so that a flow kept across checks reads the same modules wherever
 it is met. Depth first from the left is Python's order as long as no base is shared (a
 diamond), as for `method_of` (the same walk, `mro_lookup`); a base that resolves to no project class (an installed

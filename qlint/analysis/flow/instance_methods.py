@@ -90,7 +90,7 @@ def _receiver_class(sem, receiver: Obj):
     scope = owner.scope
     if os.path.abspath(cls.scope.path) != os.path.abspath(scope.path):
         # Another module's class: its method is read as that module's functions are
-        # (`helper_calls.callee`), from the module that builds the instance.
+        # (`helper_callees.callee`), from the module that builds the instance.
         if cls.scope.module is None:
             return None
         owner = owner.for_module(cls.scope.module)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import ast
 
-from qlint.analysis.flow import helper_calls
+from qlint.analysis.flow import helper_callees
 from qlint.analysis.flow.mode_keeping import LIBRARY, argument, bindings, configured, copied_parameter, init_of
 from qlint.analysis.flow.model_values import PARAM
 from qlint.analysis.flow.switched_parts import changes_parts
@@ -33,7 +33,7 @@ _MODULE = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
 
 def kept_argument(sem, node: ast.Call, name: str | None, found) -> ast.expr | None:
     """The argument `node` hands back in its mode (`name`: the callee's qualified name;
-    `found`: what `helper_calls.callee` answered for it), or None."""
+    `found`: what `helper_callees.callee` answered for it), or None."""
     walked = sem.walk.func
     keeper = LIBRARY.get(name) if name is not None else None
     if keeper is not None:
@@ -96,7 +96,7 @@ def _keeping_callable(sem, expr: ast.expr) -> bool:
     keeper = LIBRARY.get(sem.walk.qualname(expr))
     if keeper is not None:
         return keeper.config is None
-    found = helper_calls.callee(sem, expr)
+    found = helper_callees.callee(sem, expr)
     return found is not None and not found[3] and found[1] is not sem.walk.func and keeps(sem, found)
 
 

@@ -7,7 +7,7 @@ first argument, whether the local is after it the same module in the same mode. 
 call runs a project function or method (`kept_calls.keeps`) that returns its first parameter
 (the module handed in, or `self`) as it came on every path, switches no module, and gives that
 module's parts only kept stores; the function is resolved as the storing method's walk
-resolves it (`helper_calls.callee`: its module, its imports, the method's own imports), and
+resolves it (`helper_callees.callee`: its module, its imports, the method's own imports), and
 `self` must not fill its first parameter there (the model is not what it returns). A method
 is resolved on the receiver's class, known when every binding of the local in the storing
 method builds one project class (`Net()`, `copy.deepcopy(Net())`, a mode-keeping torch step
@@ -24,7 +24,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
-from qlint.analysis.flow import helper_calls
+from qlint.analysis.flow import helper_callees
 from qlint.analysis.flow.class_methods import method_of
 from qlint.analysis.flow.kept_calls import keeps
 from qlint.analysis.flow.mode_keeping import bindings
@@ -58,7 +58,7 @@ def _keeps_call(sem, func: ast.expr, name: str, receiver: Callable[[], object]) 
         cls = receiver()
         found = _method(sem, cls, func.attr) if cls is not None else None
     else:
-        found = helper_calls.callee(sem, func)
+        found = helper_callees.callee(sem, func)
         if found is not None and found[3]:
             return False  # `self.prepare(model)`: `self` fills the first parameter, not the model
     return found is not None and keeps(sem, found)

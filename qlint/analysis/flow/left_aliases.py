@@ -24,7 +24,8 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.flow.model_torch_nn import MODE_KEEPING_METHODS, MODULE_ITERATORS
-from qlint.analysis.tree_walk import name_loads, own_nodes, target_names, walk_kinds
+from qlint.analysis.statement_walk import target_names
+from qlint.analysis.tree_walk import name_loads, own_nodes, walk_kinds
 
 # Methods of a module that return it, or its submodules.
 _SAME_MODULES = MODE_KEEPING_METHODS | MODULE_ITERATORS

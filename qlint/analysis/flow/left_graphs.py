@@ -124,7 +124,7 @@ def unpack_parts(sem, node: ast.Call, callee: FunctionFlow, translate, env: Env)
 
 def returned_item(sem, e: ast.Subscript) -> Obj | None:
     """`f()["model"]` / `f()[0]`: the graph the call's helper returns under that key or at
-    that position on every path (`unpack_parts`, `helper_calls._unpack`)."""
+    that position on every path (`unpack_parts`, `returned_items.unpack`)."""
     index = e.slice.value if isinstance(e.slice, ast.Constant) else None
     if type(index) is str or (type(index) is int and index >= 0):
         held = sem.returned_parts.get(id(e.value))
@@ -138,7 +138,7 @@ def returned_item(sem, e: ast.Subscript) -> Obj | None:
 
 def bound_parts(sem, parts, name: str, call: ast.Call, items, env: Env) -> None:
     """`out = f()`: the graphs the helper returns under a key of its dict (`unpack_parts`) or
-    at a position of its tuple (`items`, `helper_calls._unpack`) are parts of `out`
+    at a position of its tuple (`items`, `returned_items.unpack`) are parts of `out`
     (`GraphParts`), read back as `out["model"]`/`out[0]` until `out` is rebound, handed on or
     changed."""
     held = sem.returned_parts.pop(id(call), None)

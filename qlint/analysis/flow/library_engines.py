@@ -11,6 +11,10 @@ kernels), built for inference only; the rest of the model is untouched.
 Resolved by the callee's qualified name, so a project function that happens to be called
 `init_inference` is not DeepSpeed's. The engine itself is no model qlint follows: only the
 attribute that holds the model is, and only until something assigns to it.
+
+Other wrappers hand the model back as the wrapper itself (`MODE_KEEPING_WRAPPERS`: torch's
+`DataParallel`, ai-edge-torch's `to_channel_last_io`): their construction leaves the model's
+mode as it is and their forward runs it, so the walk reads the wrapper as the model.
 """
 
 from __future__ import annotations
@@ -50,4 +54,30 @@ def wrapped_model(name: str | None, node: ast.Call, args: list[Obj | None], kwar
     return (engine.attribute, model) if model is not None else None
 
 
-__all__ = ["ENGINES", "Engine", "wrapped_model"]
+# Wrappers whose construction leaves the wrapped module's mode as it is and whose forward runs it.
+# ai-edge-torch's `to_channel_last_io(module, args, outputs)` (`_convert/to_channel_last_io.py`,
+# read at v0.4.0, v0.6.0 and as litert-torch at v0.8.0) returns a `ChannelLastIOWrapper` that
+# stores the module as its child `wrapped` and whose forward only permutes inputs and outputs
+# around it, reading no `training`: `.eval()` of the wrapper evals the module (elastic-ai.explorer's
+# Pico generator evals `to_channel_last_io(model, args=[0])`, then captures `model` for PT2E).
+MODE_KEEPING_WRAPPERS = frozenset(
+    {
+        "torch.nn.DataParallel",
+        "torch.nn.parallel.DataParallel",
+        "torch.nn.parallel.data_parallel.DataParallel",
+        "torch.nn.parallel.DistributedDataParallel",
+        "torch.nn.parallel.distributed.DistributedDataParallel",
+        *(
+            f"{package}.{path}"
+            for package in ("ai_edge_torch", "litert_torch")
+            for path in (
+                "to_channel_last_io",
+                "_convert.to_channel_last_io.to_channel_last_io",
+                "_convert.to_channel_last_io.ChannelLastIOWrapper",
+            )
+        ),
+    }
+)
+
+
+__all__ = ["ENGINES", "MODE_KEEPING_WRAPPERS", "Engine", "wrapped_model"]

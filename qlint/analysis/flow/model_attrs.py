@@ -24,7 +24,8 @@ from qlint.analysis.flow.switched_params import Switched, switched_before_store
 from qlint.analysis.flow.switched_stores import Keeps, switched_stores
 from qlint.analysis.names.scope import function_assigns, own_init, parameter_args
 from qlint.analysis.node_memo import kept_on_node
-from qlint.analysis.tree_walk import statement_lists, walk_kinds
+from qlint.analysis.statement_walk import statement_lists
+from qlint.analysis.tree_walk import walk_kinds
 from qlint.value_classes import value_class
 
 # The nodes the walk below decides on, in `ast.walk` order: every class is walked once per

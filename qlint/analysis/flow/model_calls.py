@@ -1,7 +1,7 @@
 """What calls do to models: each call of a function's walk handed to what reads it, and the
 state they share (the captures and mode switches recorded, ExecuTorch sessions, graph holders).
 The export, PT2E and ExecuTorch APIs and the methods of model values are `library_calls`';
-the helpers of the same module or project `helper_calls`'; constructions `model_builds`'.
+the helpers of the same module or project `helper_callees`' and `helper_calls`'; constructions `model_builds`'.
 
 The statement walk (`qlint.analysis.flow.model_interp.Interpreter`) holds one `CallSemantics`
 and hands it every call; `CallSemantics` asks the walk back only through `Walk`, so neither
@@ -15,8 +15,8 @@ import weakref
 from typing import Protocol
 
 from qlint.analysis.flow import decorator_registries as registries
-from qlint.analysis.flow import helper_calls
-from qlint.analysis.flow.applied_lambdas import applied_lambda, lambda_switch
+from qlint.analysis.flow import helper_callees, helper_calls
+from qlint.analysis.flow.applied_switches import applied_switch
 from qlint.analysis.flow.callbacks import CallbackLinks
 from qlint.analysis.flow.called_lambdas import called_lambda, run_lambda
 from qlint.analysis.flow.class_constructors import as_called_class, own_class
@@ -34,10 +34,8 @@ from qlint.analysis.flow.inert_applies import kept_by_apply
 from qlint.analysis.flow.instance_methods import method_summary
 from qlint.analysis.flow.kept_calls import kept_argument
 from qlint.analysis.flow.library_calls import api_call, chosen_prepare, either_prepare, method_call
-from qlint.analysis.flow.library_engines import wrapped_model
-from qlint.analysis.flow.loop_effects import modules_switched
+from qlint.analysis.flow.library_engines import MODE_KEEPING_WRAPPERS, wrapped_model
 from qlint.analysis.flow.loop_items import LITERALS, Containers
-from qlint.analysis.flow.looped_switches import applied_function
 from qlint.analysis.flow.mode_keeping import LIBRARY, hands_back_same
 from qlint.analysis.flow.model_apis import classify_call
 from qlint.analysis.flow.model_builds import Builds
@@ -190,7 +188,7 @@ class CallSemantics:
         key = node.args[0] if node.args and not isinstance(node.args[0], ast.Starred) else None
         if isinstance(func, ast.Attribute) and func.attr == "get" and (makes := builds.callables(func.value, key)):
             return builds.factory(node, makes, env)  # `MODELS.get(name)`
-        found = helper_calls.callee(self, func)
+        found = helper_callees.callee(self, func)
         if found is not None and receiver is None and not found[3] and found[0].scope.path == self.flow.path:
             # `run_eval()` of a function written here that switches this function's `model`.
             for _, switch_call in closure_switches(self.owner.scope, found[1], self.walk.func):
@@ -203,7 +201,7 @@ class CallSemantics:
             unread = False  # `make_train(model.bn)`: the part has no value, the helper may switch it
         if unread and helper_calls.site_only(self, found, node):
             return new_value(env, node, "", Origin(CALL, node))
-        summary = helper_calls.helper(self, func, found)
+        summary = helper_callees.helper(self, func, found)
         if summary is None and receiver is not None and isinstance(func, ast.Attribute):
             summary = method_summary(self, func.attr, receiver, node)  # `quantizer.prepare(m)`
             if summary is None and func.attr == "eval" and (spelled := eval_through_train(self, node, receiver)):
@@ -218,7 +216,7 @@ class CallSemantics:
                 if targets:
                     return apply_each(self, node, targets, receiver, args, kwargs, env)
             if summary is None:
-                registered = _registered_instance(receiver) and first is not None
+                registered = registries.registered_instance(receiver) and first is not None
                 before = env.facts(first) if registered else frozenset()
                 # `get_quantizer(config).prepare(model)`: the followed module's registered classes.
                 registries.dispatch(self, node, func.attr, receiver, args, kwargs, env)
@@ -251,7 +249,7 @@ class CallSemantics:
             applied = self.callbacks.apply_parameter(node, func, first, env)
             if applied is not None:
                 return applied
-        if isinstance(func, ast.Attribute) and func.attr == "apply" and self._applied(node, env):
+        if isinstance(func, ast.Attribute) and func.attr == "apply" and applied_switch(self, node, env):
             return receiver  # `m.apply(freeze_bn)`: the modules it switches (`looped_switches`)
         if isinstance(func, ast.Attribute) and func.attr == "apply" and kept_by_apply(self, node, receiver):
             return receiver  # `m = Net().apply(init_weights)`: the module, in its mode
@@ -274,7 +272,7 @@ class CallSemantics:
             engine = new_value(env, node, "", Origin(CALL, node))
             self.engines[engine] = wrapped  # `deepspeed.init_inference(model).module` is `model`
             return engine
-        if name in _MODE_KEEPING_WRAPPERS and (child := first if first is not None else kwargs.get("module")):
+        if name in MODE_KEEPING_WRAPPERS and (child := first if first is not None else kwargs.get("module")):
             return child  # `nn.DataParallel(model)` runs the child in the mode the child is in
         built = builds.construction(node, name)
         if built is not None:
@@ -373,68 +371,12 @@ class CallSemantics:
                 self.flow.param_sinks.setdefault(origin.index, set()).add(sink)
 
     # Asked by the modules that hand this object calls of their own (`callbacks`, `model_builds`,
-    # `registry_dispatch`, ...): the helper-call side lives in `helper_calls`.
+    # `registry_dispatch`, ...): the helper-call side lives in `helper_callees` and `helper_calls`.
     def helper(self, func: ast.expr, found=False) -> tuple[FunctionFlow, int] | None:
-        return helper_calls.helper(self, func, found)
-
-    def _applied(self, node: ast.Call, env: Env) -> bool:
-        """`m.apply(fn)` with `fn` a function (or a lambda, `applied_lambdas`) that switches the
-        modules it is handed: recorded."""
-        if len(node.args) != 1 or node.keywords:
-            return False
-        applied = applied_lambda(self, node.args[0])
-        if applied is not None:  # `m.apply(lambda mod: mod.eval())`: its classes are read where it is written
-            lam, resolver = applied
-            switch = lambda_switch(lam, resolver)
-            # Named by its switch when written in the call (as a loop's is): the call can be long.
-            anchor = switch.switch if switch is not None and lam is node.args[0] else node
-            qualname = self.walk.qualname if resolver is self.resolver else resolver.qualname
-            return switch is not None and modules_switched(
-                self, node.func.value, "all", switch, anchor, env, qualname, node
-            )
-        found = helper_calls.callee(self, node.args[0])
-        switch = applied_function(found[1]) if found is not None and not found[3] else None
-        if switch is None:
-            return False
-        home = found[0]
-        qualname = (
-            self.walk.qualname if home is self.owner else Resolver(home.scope, home.project, home.optable).qualname
-        )
-        return modules_switched(self, node.func.value, "all", switch, node, env, qualname, node)
+        return helper_callees.helper(self, func, found)
 
     def apply(self, node, callee: FunctionFlow, offset, receiver, args, kwargs, env: Env, selection=None) -> Obj | None:
         return helper_calls.apply(self, node, callee, offset, receiver, args, kwargs, env, selection)
-
-
-def _registered_instance(receiver: Obj) -> bool:
-    """An instance of a class looked up in a decorator-filled registry (and nothing else)."""
-    return bool(receiver.origins) and all(o.kind == registries.REGISTRY_INSTANCE for o in receiver.origins)
-
-
-# Wrappers whose construction leaves the wrapped module's mode as it is and whose forward runs it.
-# ai-edge-torch's `to_channel_last_io(module, args, outputs)` (`_convert/to_channel_last_io.py`,
-# read at v0.4.0, v0.6.0 and as litert-torch at v0.8.0) returns a `ChannelLastIOWrapper` that
-# stores the module as its child `wrapped` and whose forward only permutes inputs and outputs
-# around it, reading no `training`: `.eval()` of the wrapper evals the module (elastic-ai.explorer's
-# Pico generator evals `to_channel_last_io(model, args=[0])`, then captures `model` for PT2E).
-_MODE_KEEPING_WRAPPERS = frozenset(
-    {
-        "torch.nn.DataParallel",
-        "torch.nn.parallel.DataParallel",
-        "torch.nn.parallel.data_parallel.DataParallel",
-        "torch.nn.parallel.DistributedDataParallel",
-        "torch.nn.parallel.distributed.DistributedDataParallel",
-        *(
-            f"{package}.{path}"
-            for package in ("ai_edge_torch", "litert_torch")
-            for path in (
-                "to_channel_last_io",
-                "_convert.to_channel_last_io.to_channel_last_io",
-                "_convert.to_channel_last_io.ChannelLastIOWrapper",
-            )
-        ),
-    }
-)
 
 
 def _switch_on_part(func: ast.expr, env: Env) -> bool:

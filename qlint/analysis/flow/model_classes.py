@@ -39,7 +39,7 @@ class ClassIndex:
     # looked up from) is appended as (kind, question, answer), so that an analysis made for
     # one file is reused for another only where it gets the same answers (`replay`).
     log: list | None = None
-    # `model_flow._Memo.follow`: the module whose callers this analysis reads (`project_callers`).
+    # `module_analysis._Memo.follow`: the module whose callers this analysis reads (`project_callers`).
     follow: str | None = None
     # What the classes found hold (`class_contents`), read with this index's look-ups.
     contents: ClassContents = field(default=None, compare=False, repr=False)

@@ -36,8 +36,9 @@ from qlint.analysis.flow.self_attributes import first_read
 from qlint.analysis.names.modules import resolve_relative
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import ClassScope, ModuleScope, function_assigns, parameter_args
+from qlint.analysis.statement_walk import statement_lists
 from qlint.analysis.tree_walk import CHILD_FIELDS as _CHILD_FIELDS
-from qlint.analysis.tree_walk import child_fields, statement_lists
+from qlint.analysis.tree_walk import child_fields
 
 _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 # What `Interpreter.expr` reads no value from (None: an absent part, `return` alone). A

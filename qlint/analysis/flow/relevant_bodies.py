@@ -28,7 +28,7 @@ import os
 
 from qlint.analysis.mentions import holding, mentions, word_rows
 from qlint.analysis.names.scope import ClassScope, ModuleScope
-from qlint.analysis.tree_walk import statement_lists
+from qlint.analysis.statement_walk import statement_lists
 
 # A function is analysed only if its text mentions one of these (or a helper that does).
 KEYWORDS = (

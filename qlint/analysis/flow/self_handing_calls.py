@@ -1,7 +1,7 @@
 """Which fields of `self` a call handing `self` itself may change, resolved as the method
 making it resolves the callee (`handed_self` reads the callee's body; this finds it): a
 builtin or copy that only reads (`read_only_params.LOOKERS`, `COPIES`), or a plain function
-of the project (`helper_calls.callee`, under no decorator that is no pass-through), `self`
+of the project (`helper_callees.callee`, under no decorator that is no pass-through), `self`
 filling a parameter it names. Anything else may change any field.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
-from qlint.analysis.flow import helper_calls
+from qlint.analysis.flow import helper_callees
 from qlint.analysis.flow.handed_self import COPIES, Changed, changed_through
 from qlint.analysis.flow.pass_through import opaque
 from qlint.analysis.flow.read_only_params import LOOKERS
@@ -42,7 +42,7 @@ def fields_changed(sem, call: ast.Call) -> frozenset[str] | None:
         builtin = _builtin(func.id, call)
         if builtin is not None:
             return builtin
-    found = helper_calls.callee(sem, call.func)
+    found = helper_callees.callee(sem, call.func)
     if found is None or found[3] or not isinstance(found[1], ast.FunctionDef) or opaque(found[0], found[1]):
         return None
     helper = found[1]

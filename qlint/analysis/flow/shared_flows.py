@@ -16,7 +16,7 @@ A flow is not kept when its analysis depended on the order the check met things 
 body still in progress (recursion through another body), or a flow that was itself not kept
 (`Tracker.taint`). Those are analysed again by each check, as before. Nothing else may make a
 flow depend on where its analysis started: a kept flow is reused wherever the next check meets
-it (`model_flow.ModelFlow.for_module` follows modules at any depth for that reason).
+it (`module_analysis.ModelFlow.for_module` follows modules at any depth for that reason).
 
 A body whose analysis asks the class index something the file checked decides (`utils`, found
 beside ExecuTorch's examples/qualcomm scripts and nowhere from backends/qualcomm) keeps one
@@ -24,7 +24,7 @@ flow per set of answers, up to `_VARIANTS`: with one, the checks of export_utils
 alternating between the two directories, analysed `to_edge_transform_and_lower_to_qnn` again
 at each turn (13 times in one check). The flow kept last is tried first.
 
-Whether a module is the one whose callers the analysis reads (`model_flow._Memo.follow`,
+Whether a module is the one whose callers the analysis reads (`module_analysis._Memo.follow`,
 `project_callers`) is one of those answers (`ClassIndex.followed`): that module's classes'
 methods and constructions are read where they are used then, and not in a check of its own.
 A flow kept by a caller search was reused, when kept last, by any check: `qlint check
@@ -73,7 +73,7 @@ class _Frame:
     __slots__ = ("bodies", "contained", "kept", "key", "lookups", "reads")
 
     def __init__(self, key, reads: int, lookups: int):
-        self.key = key  # the body's key in `model_flow._Memo.functions`
+        self.key = key  # the body's key in `module_analysis._Memo.functions`
         self.kept = True
         # The functions and classes of the checked module it read besides its own body
         # (`carried_flows`); `contained` is False when it read ones it cannot name (all of them).
@@ -84,7 +84,7 @@ class _Frame:
 
 
 class Tracker:
-    """The analyses in progress in one check (one `model_flow._Memo`), and what each read."""
+    """The analyses in progress in one check (one `module_analysis._Memo`), and what each read."""
 
     def __init__(self, project, classes):
         self.project = project

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import ast
 
-from qlint.analysis.tree_walk import SCOPES, statement_lists
+from qlint.analysis.statement_walk import statement_lists
+from qlint.analysis.tree_walk import SCOPES
 
 _EXCLUSIVE = (ast.If, ast.Match)  # statements whose blocks no one path runs two of
 LOOPS = (ast.For, ast.AsyncFor, ast.While)

@@ -45,7 +45,8 @@ from qlint.analysis.flow.kept_steps import kept_step
 from qlint.analysis.flow.model_apis import key, mode_call
 from qlint.analysis.flow.model_torch_nn import MODE_KEEPING_METHODS, arguments_run_nothing
 from qlint.analysis.node_memo import kept_on_node
-from qlint.analysis.tree_walk import mentions_name, statement_lists
+from qlint.analysis.statement_walk import statement_lists
+from qlint.analysis.tree_walk import mentions_name
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)

@@ -14,7 +14,8 @@ from qlint.analysis.graphs.call_statements import statement_lists
 from qlint.analysis.names.functions import Body, bodies, module_function
 from qlint.analysis.names.resolver import dotted_parts
 from qlint.analysis.node_memo import kept_on_node
-from qlint.analysis.tree_walk import target_names, walk
+from qlint.analysis.statement_walk import target_names
+from qlint.analysis.tree_walk import walk
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 

@@ -28,7 +28,8 @@ import ast
 
 from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.scope import parameter_args
-from qlint.analysis.tree_walk import own_nodes, own_statements, statement_lists
+from qlint.analysis.statement_walk import own_statements, statement_lists
+from qlint.analysis.tree_walk import own_nodes
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _DEPTH = 3

@@ -32,7 +32,7 @@ from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.op_refs import OpRef
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import ModuleScope
-from qlint.analysis.tree_walk import own_statements
+from qlint.analysis.statement_walk import own_statements
 
 _REWRITES = frozenset(
     {

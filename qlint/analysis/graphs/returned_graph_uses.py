@@ -28,7 +28,8 @@ from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.resolver import dotted_parts
 from qlint.analysis.names.scope import parameter_args
 from qlint.analysis.node_memo import kept_on_node
-from qlint.analysis.tree_walk import name_loads, own_nodes, target_names
+from qlint.analysis.statement_walk import target_names
+from qlint.analysis.tree_walk import name_loads, own_nodes
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _LOOPS = (ast.For, ast.AsyncFor)

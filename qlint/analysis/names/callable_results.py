@@ -27,7 +27,8 @@ from collections.abc import Iterator
 
 from qlint.analysis.names.local_imports import LocalNames, bind_imports
 from qlint.analysis.names.scope import ModuleScope, bind_local, parameter_args, parameters
-from qlint.analysis.tree_walk import own_nodes, own_statements
+from qlint.analysis.statement_walk import own_statements
+from qlint.analysis.tree_walk import own_nodes
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # Helpers followed through helpers: `lazy_import_coreai_torch` -> `lazy_import_module`.

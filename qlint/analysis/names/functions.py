@@ -14,7 +14,8 @@ from collections.abc import Iterable, Iterator
 from qlint.analysis.names.local_imports import LocalNames, bind_imports
 from qlint.analysis.names.scope import ClassScope, ModuleScope, bind_local, parameters
 from qlint.analysis.node_memo import kept_on_node, kept_on_node_by
-from qlint.analysis.tree_walk import spans_rows, statement_lists, walk, walk_kinds
+from qlint.analysis.statement_walk import statement_lists
+from qlint.analysis.tree_walk import spans_rows, walk, walk_kinds
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _NESTED = ("body", "orelse", "finalbody", "handlers", "cases")

@@ -17,7 +17,8 @@ from __future__ import annotations
 import ast
 import re
 
-from qlint.analysis.tree_walk import own_statements, walk
+from qlint.analysis.statement_walk import own_statements
+from qlint.analysis.tree_walk import walk
 from qlint.value_classes import value_class
 
 
