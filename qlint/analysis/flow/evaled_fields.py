@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import ast
 
+from qlint.analysis.flow.given_setters import gives_part
 from qlint.analysis.flow.inherited_inits import plain_init
 from qlint.analysis.flow.model_classes import in_check
 from qlint.analysis.flow.model_env import Env
@@ -45,7 +46,7 @@ def evaled_whole(root: Obj, steps: tuple[str, ...], node: ast.Call, env: Env) ->
     facts = env.modes.get(root)
     if len(steps) != 1 or not facts or any(f.state != "train" or f.parts for f in facts):
         return False
-    if any(isinstance(f.node, ast.Assign) for f in facts):
+    if any(gives_part(f.node) for f in facts):
         return False  # given a mode-dependent part after its build (`model_builds.given_part`)
     if len(root.origins) != 1:
         return False

@@ -116,6 +116,8 @@ def described(fact, source) -> str | None:
     held = part.dependent
     if part.kinds is not None:
         return _described_kinds(part, source)
+    if part.over is None and not isinstance(switch.func, ast.Attribute):
+        return None  # `setattr(model, "head", m)`: no switch of a part (`given_setters`)
     named = part.over if part.over is not None else switch.func.value
     text = f"with `{source(named)}` in {part.state} mode after `{source(switch)}` at line {switch.lineno}"
     if held:
