@@ -48,10 +48,14 @@ def every_part_direct(sem, over: ast.expr, root, steps: tuple[str, ...], facts: 
     if any(gives_part(f.node) for f in facts) or given_to(sem.walk.func, over):
         return False  # given a part after its build (`model_builds.given_part`): it may hold more
     built = part_build(sem.owner, (root, steps))
-    if built is None or built.parts != () or built.given or built.slots:
+    if built is None or built.given or built.slots:
         return False
-    if steps and built.cls is None:
-        return flags_reach_all(built)  # `self.body = nn.Sequential(...)`, read with its arguments
+    if built.cls is None:
+        # `self.body = nn.Sequential(...)`, or the model itself (`nn.Sequential(conv, bn)`),
+        # read with its arguments.
+        return flags_reach_all(built)
+    if built.parts != ():
+        return False
     found = plain_init(built)
     if found is None:
         return False
