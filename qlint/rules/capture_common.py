@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 from qlint.analysis.flow.dead_branches import contradicted_at_call
 from qlint.analysis.flow.decorator_registries import REGISTRY_RESULT
+from qlint.analysis.flow.given_setters import given_target, gives_part
 from qlint.analysis.flow.model_apis import last_name, mode_call
 from qlint.analysis.flow.model_flow import (
     ATTRIBUTE,
@@ -221,14 +222,15 @@ def _describe(ctx: FileContext, fact: ModeFact) -> Reason | None:
 def _described(ctx: FileContext, fact: ModeFact) -> Reason | None:
     origin, node = fact.origin, fact.node
     row = getattr(node, "lineno", 0)
+    constructed = origin is not None and origin.kind == CONSTRUCTED
+    if fact.state == "train" and (constructed or fact.parts) and gives_part(node):
+        # `model.bn = nn.BatchNorm1d(4)`, `model.add_module("bn", ...)` (`model_builds.Builds.given_part`)
+        text = f"given a part built in train mode at line {row} (`{given_target(node, ctx.source_of)}`)"
+        return Reason("constructed", node, text, row)
     part = described(fact, ctx.source_of)  # `m.encoder.train()` after `m.eval()` (`part_modes`)
     if part is not None:
         return Reason(fact.state, node, part, row)
     if fact.state == "train":
-        if origin is not None and origin.kind == CONSTRUCTED and isinstance(node, ast.Assign):
-            # `model.bn = nn.BatchNorm1d(4)` (`model_builds.Builds.given_part`)
-            text = f"given a part built in train mode at line {row} (`{ctx.source_of(node.targets[0])}`)"
-            return Reason("constructed", node, text, row)
         if origin is not None and origin.kind == CONSTRUCTED and not _switch(node):
             # `make_transform(kind)(model)`: named by the factory whose callable built it there.
             by = f" by the closure `{origin.made_at}` returns" if isinstance(origin.made_at, str) else ""

@@ -29,6 +29,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.flow.given_parts import given_to
+from qlint.analysis.flow.given_setters import gives_part
 from qlint.analysis.flow.held_parts import part_build
 from qlint.analysis.flow.inherited_inits import plain_init
 from qlint.analysis.flow.model_classes import in_check
@@ -44,13 +45,17 @@ def every_part_direct(sem, over: ast.expr, root, steps: tuple[str, ...], facts: 
     whose mode is its own flag, and nothing of it reads a flag."""
     if len(root.origins) != 1 or any(step.startswith("[") for step in steps):
         return False
-    if any(isinstance(f.node, ast.Assign) for f in facts) or given_to(sem.walk.func, over):
+    if any(gives_part(f.node) for f in facts) or given_to(sem.walk.func, over):
         return False  # given a part after its build (`model_builds.given_part`): it may hold more
     built = part_build(sem.owner, (root, steps))
-    if built is None or built.parts != () or built.given or built.slots:
+    if built is None or built.given or built.slots:
         return False
-    if steps and built.cls is None:
-        return flags_reach_all(built)  # `self.body = nn.Sequential(...)`, read with its arguments
+    if built.cls is None:
+        # `self.body = nn.Sequential(...)`, or the model itself (`nn.Sequential(conv, bn)`),
+        # read with its arguments.
+        return flags_reach_all(built)
+    if built.parts != ():
+        return False
     found = plain_init(built)
     if found is None:
         return False

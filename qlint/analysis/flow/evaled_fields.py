@@ -20,6 +20,11 @@ parts still in train mode); here it has none:
   full (no `self.training`, no dropout or batch norm of its own), and every other argument of
   the construction is no module (`Built.hyperparameter`).
 
+The QAT mirror (`model.eval(); model.body.train()`, `holds_the_mode`): the field then trains
+everything whose mode matters (read on torch 2.13: the exported batch norm and dropout train),
+so a QAT capture is a train-mode one. It is kept as a part in train mode that decides the
+model's mode (`part_modes.PartMode.decides`), so a PTQ capture is still named by that switch.
+
 A loop switching every module of the field (`for m in w.model.modules(): m.eval()`, or each of
 its children, `loop_effects`) is read as `w.model.eval()`.
 
@@ -32,6 +37,7 @@ from __future__ import annotations
 
 import ast
 
+from qlint.analysis.flow.given_setters import gives_part
 from qlint.analysis.flow.inherited_inits import plain_init
 from qlint.analysis.flow.model_classes import in_check
 from qlint.analysis.flow.model_env import Env
@@ -42,10 +48,19 @@ from qlint.analysis.names.scope import parameter_at
 def evaled_whole(root: Obj, steps: tuple[str, ...], node: ast.Call, env: Env) -> bool:
     """Put `root` in eval mode, named by `node` (the `.eval()` of its part at `steps`), when
     that part is the only content of the wrapper whose mode matters; False otherwise."""
-    facts = env.modes.get(root)
-    if len(steps) != 1 or not facts or any(f.state != "train" or f.parts for f in facts):
+    if not holds_the_mode(root, steps, env, "train"):
         return False
-    if any(isinstance(f.node, ast.Assign) for f in facts):
+    env.modes[root] = frozenset({ModeFact("eval", node)})
+    return True
+
+
+def holds_the_mode(root: Obj, steps: tuple[str, ...], env: Env, whole: str) -> bool:
+    """The part of `root` at `steps` holds all of its mode-dependent content (see above), and
+    `root` is in mode `whole` on every path, with no part switched apart."""
+    facts = env.modes.get(root)
+    if len(steps) != 1 or not facts or any(f.state != whole or f.parts for f in facts):
+        return False
+    if any(gives_part(f.node) for f in facts):
         return False  # given a mode-dependent part after its build (`model_builds.given_part`)
     if len(root.origins) != 1:
         return False
@@ -76,7 +91,6 @@ def evaled_whole(root: Obj, steps: tuple[str, ...], node: ast.Call, env: Env) ->
             continue
         if not built.hyperparameter(arg, position, keyword):
             return False
-    env.modes[root] = frozenset({ModeFact("eval", node)})
     return True
 
 
@@ -120,4 +134,4 @@ def _store(init: ast.FunctionDef, attr: str) -> ast.expr | None:
     return None
 
 
-__all__ = ["evaled_whole"]
+__all__ = ["evaled_whole", "holds_the_mode"]

@@ -17,7 +17,8 @@ that switches them does to the model's facts.
   (`direct_children`).
 - Every module of a part that holds all the model's mode-dependent content, to eval mode
   (`for m in model.body.modules(): m.eval()`): the model's switch, as `model.body.eval()` is
-  (`evaled_fields.evaled_whole`).
+  (`evaled_fields.evaled_whole`); to train mode after the whole's eval, the QAT mirror, as
+  `model.body.train()` is (`part_modes.PartMode.decides`).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import ast
 
 from qlint.analysis.flow.class_filters import EVERY, covered, named, selected
 from qlint.analysis.flow.direct_children import every_part_direct
-from qlint.analysis.flow.evaled_fields import evaled_whole
+from qlint.analysis.flow.evaled_fields import evaled_whole, holds_the_mode
 from qlint.analysis.flow.looped_switches import ClassName, LoopSwitch
 from qlint.analysis.flow.model_env import Env
 from qlint.analysis.flow.model_values import ModeFact
@@ -61,7 +62,8 @@ def modules_switched(
     if classes is EVERY and steps and mode == "eval" and evaled_whole(root, steps, anchor, env):
         sem.held_parts.restored_at(over, env)  # the part held all the model's mode: as `m.eval()`
     elif classes is EVERY:
-        env.modes[root] = _whole(sem, root, steps, mode, anchor, content, over, env.modes[root])
+        decides = bool(steps) and mode == "train" and holds_the_mode(root, steps, env, "eval")  # the QAT mirror
+        env.modes[root] = _whole(sem, root, steps, mode, anchor, content, over, env.modes[root], decides)
         if mode == "train":  # `w = Wrapper(m.encoder)` before: what it holds is trained too
             sem.held_parts.trained_at(at, over, anchor, sem.walk, env)
         elif mode == "eval":  # and back: the wrapper is as it was built
@@ -106,13 +108,14 @@ def _classes(filters, qualname):
     return selected([qualname(e) for e in filters])
 
 
-def _whole(sem, root, steps, mode, anchor, content, over, facts: frozenset) -> frozenset:
-    """`facts` after every module of the model (or of its part at `steps`) was switched."""
+def _whole(sem, root, steps, mode, anchor, content, over, facts: frozenset, decides: bool = False) -> frozenset:
+    """`facts` after every module of the model (or of its part at `steps`) was switched
+    (`decides`: the part holds all of the model's mode-dependent content)."""
     if not steps:
         sem.walk.containers.switched(root)
         return frozenset({ModeFact(mode or "unknown", anchor)})
     dependent = _dependent(content, content[0] if content is not None else ())
-    return frozenset(switched(f, steps, mode, anchor, dependent, over) for f in facts)
+    return frozenset(switched(f, steps, mode, anchor, dependent, over, decides) for f in facts)
 
 
 def _dependent(content, chosen: tuple[str, ...]) -> tuple[str, ...] | None:

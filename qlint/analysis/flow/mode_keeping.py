@@ -102,7 +102,8 @@ def _builds(expr: ast.expr | None, classes: frozenset[str], qualname) -> bool:
 def bindings(func: ast.AST, name: str) -> list[ast.expr] | None:
     """The values every binding of `name` in `func`'s own scope assigns (`name = value`), or
     None when it is a parameter, declared global or nonlocal, or bound any other way (a loop,
-    `with`, an import, unpacking, `+=`, a nested `def`)."""
+    `with`, an import, unpacking anything but a tuple display of the target's length, `+=`,
+    a nested `def`)."""
     # A module's names may be rebound from anywhere; a function's from a nested `nonlocal` only.
     if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or rebound(func, name):
         return None
@@ -114,10 +115,10 @@ def bindings(func: ast.AST, name: str) -> list[ast.expr] | None:
             return None
         if isinstance(node, ast.Assign):
             for target in node.targets:
-                if isinstance(target, ast.Name) and target.id == name:
-                    values.append(node.value)
-                elif any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(target)):
+                found = _assigned(target, node.value, name)
+                if found is None:
                     return None
+                values.extend(found)
         elif _binds_otherwise(node, name):
             return None
     # Any other store of the name (a loop target, `with ... as`, `+=`, `:=`, `del`) is no value of ours.
@@ -125,6 +126,30 @@ def bindings(func: ast.AST, name: str) -> list[ast.expr] | None:
         1 for n in own_scope(func) if isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
     )
     return values if stores == len(values) else None
+
+
+def _assigned(target: ast.expr, value: ast.expr, name: str) -> list[ast.expr] | None:
+    """The values `target = value` gives `name`. A tuple target unpacking a tuple display of
+    its length, with no starred element on either side, binds each element to its own value
+    (`im, model = im.half(), model.half()`: every value is evaluated before any name is bound,
+    so each is read as it stood before the statement). None when `name` is bound any other way
+    (from a call's result, through an attribute or subscript it names)."""
+    if isinstance(target, ast.Name):
+        return [value] if target.id == name else []
+    if (
+        isinstance(target, ast.Tuple | ast.List)
+        and isinstance(value, ast.Tuple | ast.List)
+        and len(target.elts) == len(value.elts)
+        and not any(isinstance(e, ast.Starred) for e in (*target.elts, *value.elts))
+    ):
+        found: list[ast.expr] = []
+        for element, part in zip(target.elts, value.elts, strict=True):
+            inner = _assigned(element, part, name)
+            if inner is None:
+                return None
+            found.extend(inner)
+        return found
+    return None if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(target)) else []
 
 
 def rebound(func: ast.AST, name: str) -> bool:

@@ -18,6 +18,7 @@ from qlint.analysis.flow.changed_tables import changed_in
 from qlint.analysis.flow.class_constructors import own_class
 from qlint.analysis.flow.constructed_values import construct, is_module
 from qlint.analysis.flow.function_flows import CallSite
+from qlint.analysis.flow.given_setters import given_in
 from qlint.analysis.flow.model_apis import is_class_call, key
 from qlint.analysis.flow.model_env import Env, merge_values, new_value
 from qlint.analysis.flow.model_factories import callables, factory_calls, lambda_body, parametrize_values
@@ -232,20 +233,28 @@ class Builds:
         """The value the construction makes, in the mode it starts in (`constructed_values`)."""
         return construct(self, node, built, args, env, passed)
 
-    def given_part(self, holder: Obj, part: Obj | None, env: Env) -> None:
+    def given_part(
+        self, holder: Obj, part: Obj | None, env: Env, at: ast.AST | None = None, steps: tuple | None = None
+    ) -> None:
         """`model.bn = nn.BatchNorm1d(4)`: a part built right here starts in train mode, whatever
         mode the module it joins is in. A capture then bakes that part's training behaviour in
         (measured on torch 2.13/torchao 0.18: Conv->ReLU evaled, then given a BatchNorm2d, is
         captured as the all-train model is: calibration moves its running mean, max error 3.9
         against 0.04 for an eval capture), so the module counts as in the part's train mode.
         Only a part known to hold something whose behaviour depends on the mode: the rest of
-        the module keeps its own mode, and a part of unknown content is not judged."""
+        the module keeps its own mode, and a part of unknown content is not judged. `at` names
+        where: the setter call (`given_setters`), or the assignment being walked; `steps`, the
+        part's name a setter gives, keeps it a part in train mode of an evaled whole."""
         if part is None or part.kinds != {CONSTRUCTED} or not is_module(holder, env):
             return
         facts = env.facts(part)
         if facts and all(f.state == "train" for f in facts) and _mode_dependent(part):
-            at = self.sem.walk.stmt_stack[-1]  # the assignment: the message names it
-            env.modes[holder] = frozenset(replace(f, node=at) for f in facts)
+            at = at or self.sem.walk.stmt_stack[-1]  # the assignment: the message names it
+            given = frozenset(replace(f, node=at) for f in facts)
+            if steps is not None:
+                dependent = tuple(sorted({d for o in part.origins for d in o.built.content().dependent}))
+                given = given_in(env.facts(holder), given, steps, at, dependent)
+            env.modes[holder] = given
 
 
 def _one_key_get(call: ast.expr) -> bool:

@@ -24,6 +24,7 @@ from qlint.analysis.flow.closure_switches import closure_switches
 from qlint.analysis.flow.factory_closures import applied_closure
 from qlint.analysis.flow.field_instances import field_instances
 from qlint.analysis.flow.function_flows import Capture, FunctionFlow, ModeSwitch, Sink
+from qlint.analysis.flow.given_setters import given_by_setter
 from qlint.analysis.flow.graph_holders import GraphHolders
 from qlint.analysis.flow.graph_parts import GraphParts
 from qlint.analysis.flow.graph_wrappers import constructed_plain, wrapper_fields
@@ -161,6 +162,7 @@ class CallSemantics:
         args = [expr(a.value if type(a) is ast.Starred else a, env) for a in node.args]
         kwargs = {kw.arg: expr(kw.value, env) for kw in node.keywords}
         first = args[0] if args and not isinstance(node.args[0], ast.Starred) else None
+        given_by_setter(self, node, args, kwargs, env)  # `model.add_module("head", nn.Dropout())`
         self.lambdas.call(node, args, kwargs, env)
         if (lam := called_lambda(self, func)) is not None:
             ran = run_lambda(self, node, lam, args, kwargs, env)  # `prep = lambda m: m.train(); prep(model)`

@@ -37,12 +37,18 @@ class PartMode:
     # `m.encoder` of `for mod in m.encoder.modules(): mod.train()`); None: `switch`'s receiver.
     over: ast.expr | None = None
     kinds: frozenset[str] | None = None  # the torch.nn classes such a switch selects (`class_filters`)
+    # The part holds all of the model's mode-dependent content (`evaled_fields.holds_the_mode`):
+    # trained after the whole's eval, it trains all that matters, so QAT reads the model so.
+    decides: bool = False
 
 
-def switched(fact, steps: tuple[str, ...], state: str | None, switch: ast.Call, dependent, over=None) -> object:
+def switched(
+    fact, steps: tuple[str, ...], state: str | None, switch: ast.Call, dependent, over=None, decides: bool = False
+) -> object:
     """`fact` after the part at `steps` was switched to `state` (None: `.train(flag)`, a mode not
     known, which keeps no part, as the whole model's unknown mode reports nothing). `dependent`:
-    what the part holds that depends on the mode (`()`: nothing, None: not known)."""
+    what the part holds that depends on the mode (`()`: nothing, None: not known); `decides`:
+    the part holds all of it (`PartMode.decides`)."""
     kept = tuple(p for p in fact.parts if p.steps[: len(steps)] != steps)  # those inside it are set too
     if state is None or dependent == ():
         return replace(fact, parts=kept) if kept != fact.parts else fact
@@ -50,7 +56,7 @@ def switched(fact, steps: tuple[str, ...], state: str | None, switch: ast.Call, 
     before = max(enclosing, key=lambda p: len(p.steps)).state if enclosing else fact.state
     if before == state:
         return replace(fact, parts=kept) if kept != fact.parts else fact
-    return replace(fact, parts=(*kept, PartMode(steps, state, switch, dependent, over)))
+    return replace(fact, parts=(*kept, PartMode(steps, state, switch, dependent, over, decides=decides)))
 
 
 def kinds_switched(fact, steps, state: str | None, switch: ast.AST, dependent, over: ast.expr, kinds: frozenset):
@@ -71,12 +77,22 @@ def for_flow(fact, flow: str):
         return fact
     wrong = "train" if flow == "ptq" else "eval"
     if fact.state == wrong:
-        return fact
+        return _decided(fact) if flow == "qat" else fact
     found = [p for p in fact.parts if p.state == wrong]
     if not found:
         return fact
     part = found[-1]
     return replace(fact, state=wrong, node=part.switch, parts=(part,))
+
+
+def _decided(fact):
+    """An evaled whole as QAT reads it: in train mode where a part holding all of its
+    mode-dependent content was trained since (`model.eval(); model.body.train()`) and no part
+    of it was evaled again."""
+    if any(p.state == "eval" for p in fact.parts):
+        return fact
+    part = next((p for p in reversed(fact.parts) if p.decides and p.state == "train"), None)
+    return fact if part is None else replace(fact, state="train", node=part.switch, parts=(part,))
 
 
 def handed(facts: frozenset, flows: set[str]) -> frozenset:
@@ -116,6 +132,8 @@ def described(fact, source) -> str | None:
     held = part.dependent
     if part.kinds is not None:
         return _described_kinds(part, source)
+    if part.over is None and not isinstance(switch.func, ast.Attribute):
+        return None  # `setattr(model, "head", m)`: no switch of a part (`given_setters`)
     named = part.over if part.over is not None else switch.func.value
     text = f"with `{source(named)}` in {part.state} mode after `{source(switch)}` at line {switch.lineno}"
     if held:

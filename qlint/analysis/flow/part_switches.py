@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ast
 
-from qlint.analysis.flow.evaled_fields import evaled_whole
+from qlint.analysis.flow.evaled_fields import evaled_whole, holds_the_mode
 from qlint.analysis.flow.held_parts import part_build
 from qlint.analysis.flow.model_env import Env
 from qlint.analysis.flow.part_modes import switched
@@ -32,7 +32,8 @@ def part_switch(sem, node: ast.Call, mode: str | None, env: Env) -> None:
         return  # `w.model.eval()` of a wrapper holding nothing else that depends on the mode
     facts = env.modes[root]
     dependent = part_dependent(sem, root, steps) if mode is not None else ()
-    env.modes[root] = frozenset(switched(f, steps, mode, node, dependent) for f in facts)
+    decides = mode == "train" and holds_the_mode(root, steps, env, "eval")  # the QAT mirror
+    env.modes[root] = frozenset(switched(f, steps, mode, node, dependent, decides=decides) for f in facts)
 
 
 def part_dependent(sem, root, steps: tuple[str, ...]) -> tuple[str, ...] | None:
