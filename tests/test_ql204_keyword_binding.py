@@ -208,3 +208,22 @@ def test_what_python_does_with_a_keyword(src, offset, raising, unread):
     assert raises(func, call, offset) is raising
     ids = unread_keywords(func, params, call)
     assert [kw.arg for kw in call.keywords if id(kw) in ids] == unread
+
+
+def test_a_classmethod_called_on_its_class():
+    """`cls` and `prepared` fill both positional-only parameters: no `TypeError`, and the
+    keyword lands in `options`; the method runs the model (at base `prepared` filled `cls`)."""
+    src = """
+    class Runner:
+        @classmethod
+        def calibrate(cls, model, /, **options):
+            model(1)
+
+
+    def run(m, q, x):
+        prepared = prepare_pt2e(torch.export.export(m, (x,)).module(), q)
+        Runner.calibrate(prepared, model=1)
+        return convert_pt2e(prepared)
+    """
+    assert rows(src) == []
+    assert rows(src.replace("Runner.calibrate(prepared, model=1)", "Runner.calibrate(prepared)")) == []

@@ -193,8 +193,8 @@ def global_qat(walker, quantizer: ast.expr | None, env: Env) -> bool:
 
 
 def helper(walker, func: ast.expr, name: str | None) -> tuple[Summary | None, int]:
-    """The summary of a function of this module or project, and 1 when `self` fills a
-    parameter (`name`: the callee's qualified name, as `call` resolved it)."""
+    """The summary of a function of this module or project, and 1 when `self` or `cls`
+    fills a parameter (`name`: the callee's qualified name, as `call` resolved it)."""
     if isinstance(func, ast.Name) and func.id in walker.nested:
         return walker.owner.summary(walker.nested[func.id], walker.scope, None, walker.depth + 1), 0
     if isinstance(func, ast.Name) and func.id in walker.resolver.local:
@@ -212,8 +212,10 @@ def helper(walker, func: ast.expr, name: str | None) -> tuple[Summary | None, in
     node, scope, cls = found
     on_self = isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
     bound = on_self and func.value.id in ("self", "cls")
-    static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list)
-    return walker.owner.summary(node, scope, cls, walker.depth + 1), int(bound and not static)
+    kinds = {d.id for d in node.decorator_list if isinstance(d, ast.Name)}
+    # `cls` fills a classmethod's first parameter on whatever it is called (`Builder.make(m)`).
+    offset = 1 if "classmethod" in kinds else int(bound and "staticmethod" not in kinds)
+    return walker.owner.summary(node, scope, cls, walker.depth + 1), offset
 
 
 def apply(walker, node: ast.Call, callee: Summary, offset: int, env: Env, unread: set[int]) -> frozenset[Token]:
