@@ -71,7 +71,6 @@ def test_a_statement_call_handing_nothing_over_is_not_walked(walked):
     "call",
     [
         "report(prepared)",  # hands the model over
-        "report(x, model=prepared)",
         "report([prepared])",  # inside a container
         "report(lambda: prepared(x))",  # a closure naming it
     ],
@@ -86,6 +85,8 @@ def test_a_statement_call_handing_something_over_is_walked(walked, call):
     [
         "report(str(x))",  # `str(x)` might have been a helper returning the prepared model
         "report(model)",  # a parameter: the callers' model, which `report` may convert
+        # Into `report`'s `**kwargs`, which its body never names (`keyword_binding`).
+        "report(x, model=prepared)",
     ],
 )
 def test_a_statement_call_handing_a_possible_model_over_is_walked(walked, call):

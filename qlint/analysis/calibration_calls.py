@@ -29,6 +29,7 @@ from qlint.analysis.calibration import (
     holds_models,
     qat_configs,
 )
+from qlint.analysis.flow.keyword_binding import bound_keywords, raises, unread_keywords
 from qlint.analysis.flow.model_apis import argument, classify_call
 from qlint.analysis.flow.model_torch_nn import SELF_RETURNING_METHODS
 
@@ -94,7 +95,14 @@ def call(walker, node: ast.Call, env: Env, discarded: bool = False) -> frozenset
             | derived(first, lowered.is_lowering_function(name))
             | derived(receiver, isinstance(func, ast.Attribute) and lowered.is_lowering_method(func.attr))
         )
-    return apply(walker, node, summary, offset, env) | qat_keyword(walker, node)
+    if raises(summary.node, node, offset):
+        # `TypeError` before the body runs: nothing of it happens, and no statement after
+        # this one on the path (the walker ends it when the call is the statement's own).
+        evaluate_args(walker, node, env, escape=False)
+        walker.raised = node
+        return frozenset()
+    unread = unread_keywords(summary.node, summary.params, node)
+    return apply(walker, node, summary, offset, env, unread) | qat_keyword(walker, node, unread)
 
 
 def hands_nothing(walker, node: ast.Call, receiver: frozenset[Token], env: Env) -> bool:
@@ -115,8 +123,10 @@ def hands_nothing(walker, node: ast.Call, receiver: frozenset[Token], env: Env) 
     return True
 
 
-def qat_keyword(walker, node: ast.Call) -> frozenset[Token]:
-    qat = fx.passes_is_qat(node)
+def qat_keyword(walker, node: ast.Call, unread: set[int] = frozenset()) -> frozenset[Token]:
+    """`unread`: keywords the callee drops (`keyword_binding.unread_keywords`), such as an
+    `is_qat=` that fills no parameter and lands in a `**` the body never names."""
+    qat = fx.passes_is_qat(node) and not any(id(kw) in unread for kw in node.keywords if kw.arg == "is_qat")
     return frozenset({Token(QAT_CONFIG, node, walker.scope.path)}) if qat else frozenset()
 
 
@@ -183,8 +193,8 @@ def global_qat(walker, quantizer: ast.expr | None, env: Env) -> bool:
 
 
 def helper(walker, func: ast.expr, name: str | None) -> tuple[Summary | None, int]:
-    """The summary of a function of this module or project, and 1 when `self` fills a
-    parameter (`name`: the callee's qualified name, as `call` resolved it)."""
+    """The summary of a function of this module or project, and 1 when `self` or `cls`
+    fills a parameter (`name`: the callee's qualified name, as `call` resolved it)."""
     if isinstance(func, ast.Name) and func.id in walker.nested:
         return walker.owner.summary(walker.nested[func.id], walker.scope, None, walker.depth + 1), 0
     if isinstance(func, ast.Name) and func.id in walker.resolver.local:
@@ -202,11 +212,16 @@ def helper(walker, func: ast.expr, name: str | None) -> tuple[Summary | None, in
     node, scope, cls = found
     on_self = isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
     bound = on_self and func.value.id in ("self", "cls")
-    static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list)
-    return walker.owner.summary(node, scope, cls, walker.depth + 1), int(bound and not static)
+    kinds = {d.id for d in node.decorator_list if isinstance(d, ast.Name)}
+    # `cls` fills a classmethod's first parameter on whatever it is called (`Builder.make(m)`).
+    offset = 1 if "classmethod" in kinds else int(bound and "staticmethod" not in kinds)
+    return walker.owner.summary(node, scope, cls, walker.depth + 1), offset
 
 
-def apply(walker, node: ast.Call, callee: Summary, offset: int, env: Env) -> frozenset[Token]:
+def apply(walker, node: ast.Call, callee: Summary, offset: int, env: Env, unread: set[int]) -> frozenset[Token]:
+    """A keyword fills the parameter Python binds it to (`keyword_binding`): not a
+    positional-only one of its name, whose value lands in the callee's `**`, where it may run
+    unless the body never names that dict (`unread`)."""
     given: dict[int, frozenset[Token]] = {}
     for i, arg in enumerate(node.args):
         tokens = walker.expr(arg.value if isinstance(arg, ast.Starred) else arg, env)
@@ -214,11 +229,12 @@ def apply(walker, node: ast.Call, callee: Summary, offset: int, env: Env) -> fro
             walker.ran(env, tokens)  # position unknown behind `*args`
         else:
             given[i + offset] = tokens
+    filled = {id(kw): i for i, kw in bound_keywords(callee.node, callee.params, node)}
     for kw in node.keywords:
         tokens = walker.expr(kw.value, env)
-        if kw.arg in callee.params:
-            given[callee.params.index(kw.arg)] = tokens
-        else:
+        if id(kw) in filled:
+            given[filled[id(kw)]] = tokens
+        elif id(kw) not in unread:
             walker.ran(env, tokens)
     before = env.copy()
     for index, tokens in given.items():

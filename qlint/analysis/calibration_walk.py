@@ -72,6 +72,8 @@ class Walker:
         # `prepare_qat_pt2e` results made in this body: the training loop that runs them would
         # be here too, so one that no path runs before `convert_pt2e` was never trained.
         self.own_qat: set[Token] = set()
+        # The last call read that raises before its callee's body runs (`calibration_calls`).
+        self.raised: ast.Call | None = None
 
     def run(self) -> Summary:
         env = Env()
@@ -120,6 +122,8 @@ class Walker:
                     self.bind(target, value, env)
             else:
                 value = self.expr(s.value, env) if s.value is not None else frozenset()
+                if self.raised is not None and self.raised is s.value:
+                    return None  # the call raises: nothing is bound, and the path ends
                 for target in targets:
                     self.bind(target, value, env)
         elif isinstance(s, ast.AugAssign):
@@ -131,6 +135,8 @@ class Walker:
                 self.ran(env, self.expr(value.value, env))
             elif isinstance(value, ast.Call):
                 calibration_calls.call(self, value, env, discarded=True)
+                if self.raised is value:
+                    return None
             else:
                 self.expr(value, env)
         elif isinstance(s, ast.Assert):

@@ -20,6 +20,17 @@ application what an unknown call's result is, as before.
 The callable is the factory's only while the name holds that call's value on this path: a
 name rebound since (or on some path) is another value, read as any callable. A lambda is read
 as the function it is (`lambda_def`): one parameter list, one `return` of its body.
+
+The factory may also be a method: `Builder.make(kind)(model)` for a `staticmethod` or
+`classmethod` of a class the call names, or `self.make(kind)(model)`, found on the class or a
+project base, as any `self.` helper is (`helper_callees.callee`). Through `self` (or `cls`) the
+method is the one found only while no class of the module that may derive from the walked
+class defines `make` again: an instance of such a subclass runs its own. And the factory's call
+may be written at the module's top level (`T = make_transform("x")`, then `model = T(model)` in
+a function): read there when that statement is the name's one binding in the module's tables,
+no function declares the name `global` (it may rebind it at any time) and the function reads
+the module's name (`enclosing_names.binding_scope`: it binds no `T` of its own, nor does a
+function it is written in).
 """
 
 from __future__ import annotations
@@ -27,6 +38,10 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.flow import helper_callees
+from qlint.analysis.flow.applied_lambdas import name_defined_here
+from qlint.analysis.flow.class_methods import derives_from
+from qlint.analysis.flow.enclosing_names import MODULE, binding_scope
+from qlint.analysis.flow.inherited_methods import inherited_method
 from qlint.analysis.flow.model_env import Env, join
 from qlint.analysis.flow.model_values import CALL, CONSTRUCTED, ModeFact, Obj
 from qlint.analysis.flow.pass_through import opaque
@@ -34,9 +49,11 @@ from qlint.analysis.names.callable_results import is_generator
 from qlint.analysis.names.scope import function_assigns, unique_value
 from qlint.analysis.node_memo import kept_on_node
 from qlint.analysis.statement_walk import own_statements
+from qlint.analysis.tree_walk import walk
 from qlint.value_classes import replace
 
 _RESULT = "<closure result>"  # the name the application's value is held under while paths join
+_METHOD_KINDS = frozenset({"staticmethod", "classmethod"})
 
 
 def applied_closure(sem, node: ast.Call, args: list, kwargs: dict, env: Env) -> Obj | None:
@@ -45,21 +62,32 @@ def applied_closure(sem, node: ast.Call, args: list, kwargs: dict, env: Env) -> 
     func = node.func
     if type(func) is ast.Call:
         made = func
-    elif type(func) is ast.Name and (held := env.vars.get(func.id)) is not None and type(held.anchor) is ast.Call:
+    elif type(func) is ast.Name and (held := env.vars.get(func.id)) is not None:
         made = held.anchor  # `t = make_transform(kind)`, the name's one binding, reached here
-        if len(held.origins) != 1 or next(iter(held.origins)).kind != CALL:
+        if type(made) is not ast.Call or len(held.origins) != 1 or next(iter(held.origins)).kind != CALL:
             return None  # a model built or captured there (`model(x)`, `prepared(x)`): most calls of a name
         bound = sem.resolver.local.get(func.id)
         if not bound or len(bound) != 1 or unique_value(bound) is not made:
             return None
+    elif type(func) is ast.Name:
+        made = _module_made(sem, func.id)  # `T = make_transform("x")` at the module's top level
+        if made is None:
+            return None
     else:
         return None
-    found = helper_callees.callee(sem, made.func)
-    if found is None or found[3] or not isinstance(found[1], ast.FunctionDef):
+    found = _factory(sem, made.func)
+    if found is None or not isinstance(found[1], ast.FunctionDef):
         return None
     owner, factory = found[0], found[1]
+    # What it returns first (kept on the def): most calls of a name bound to a call's value
+    # (`prepared = self.prepare(m)`, then `prepared(x)`) end there.
+    returned = _returned(owner, factory)
+    if not returned or not _dispatched(sem, made.func, found):
+        return None
+    if made is not func and type(func) is ast.Name and func.id not in env.vars and _declared_global(sem, func.id):
+        return None  # checked last: it walks every function of the module
     flows = []
-    for callable_def in _returned(owner, factory):
+    for callable_def in returned:
         flow = owner.function(callable_def, None)
         if flow is None:
             return None  # in progress: a factory applied inside its own callable
@@ -81,6 +109,79 @@ def applied_closure(sem, node: ast.Call, args: list, kwargs: dict, env: Env) -> 
     env.vars, env.modes, env.patched, env.copied = joined.vars, joined.modes, joined.patched, joined.copied
     env.partly_copied = joined.partly_copied
     return result
+
+
+def _factory(sem, func: ast.expr):
+    """`helper_callees.callee`'s answer for the factory, or, for `self.make` on a base of another
+    project module, that base's method (which `callee` leaves to the caller search alone)."""
+    found = helper_callees.callee(sem, func)
+    if found is not None or type(func) is not ast.Attribute or not _on_self(func) or sem.class_scope is None:
+        return found
+    node = sem.class_scope.key_node()
+    top = sem.owner.scope.classes.get(node.name)
+    if top is None or top.key_node() is not node:
+        return None  # a class written inside a function: its bases' names are not the module's
+    inherited = inherited_method(sem.owner, top, func.attr)
+    if inherited is None or opaque(inherited[0], inherited[1]):
+        return None
+    return (*inherited, 1)
+
+
+def _on_self(func: ast.Attribute) -> bool:
+    return type(func.value) is ast.Name and func.value.id in ("self", "cls")
+
+
+def _module_made(sem, name: str) -> ast.Call | None:
+    """The call the module's one top-level binding of `name` gives it, when the function
+    walked reads that name (see above) and the call's factory is named as the module names it."""
+    if isinstance(sem.walk.func, ast.Module) or name in sem.resolver.local or name_defined_here(sem, name):
+        return None
+    scope = sem.owner.scope
+    values = scope.assigns.get(name)
+    if not values or len(values) != 1 or name in scope.imports or name in scope.functions or name in scope.classes:
+        return None
+    made = values[0]
+    if type(made) is not ast.Call:
+        return None
+    root = made.func
+    while type(root) is ast.Attribute:
+        root = root.value
+    if type(root) is not ast.Name or root.id in sem.resolver.local or name_defined_here(sem, root.id):
+        return None  # the function's own `make_transform` is not the one the module called
+    if binding_scope(scope, sem.walk.func, sem.class_scope, name) != MODULE:
+        return None
+    return made
+
+
+def _declared_global(sem, name: str) -> bool:
+    """A function or method of the module declares `name` global: it may rebind it. Every body
+    is read, as the watched tables count it (`carried_flows`): an edit of any may add one."""
+    scope = sem.owner.scope
+    tops = (*scope.functions.values(), *(c.node for c in scope.classes.values()))
+    return any(type(n) is ast.Global and name in n.names for top in tops for n in walk(top))
+
+
+def _dispatched(sem, func: ast.expr, found) -> bool:
+    """The method `found` is the one the call runs: named on a class (`Builder.make`, a
+    `staticmethod` or `classmethod`), or on `self`/`cls` of a class no class of the module that
+    may derive from it overrides. A plain function: always."""
+    method, holder, bound = found[1], found[2], found[3]
+    if holder is None:
+        return not bound
+    if type(func) is not ast.Attribute:
+        return False  # `fn = self.make`: whose `make` is not read here
+    if not _on_self(func):
+        return bool(method.decorator_list)  # on a class: `class_calls` takes only these two decorators
+    walked = sem.class_scope
+    if walked is None:
+        return False
+    scope = sem.owner.scope
+    for cls in scope.classes.values():  # a summarised module builds them: a rare question
+        if cls.key_node() is walked.key_node() or (func.attr not in cls.methods and func.attr not in cls.assigns):
+            continue
+        if derives_from(cls, walked, scope) is not False:
+            return False  # `make` again in a class that may be a subclass
+    return True
 
 
 def _named(result: Obj | None, node: ast.Call, label: str, args: list, kwargs: dict, env: Env) -> Obj | None:
@@ -125,7 +226,9 @@ def _returned_callables(factory: ast.FunctionDef) -> tuple:
     """("lambda", its def) / ("nested", def) / ("module", name) for each distinct callable
     the returns of `factory` give; () when one gives anything else. A module function is kept
     by name: the answer is kept on `factory`, and holds no node beside or above it."""
-    if factory.decorator_list or is_generator(factory):
+    if any(type(d) is not ast.Name or d.id not in _METHOD_KINDS for d in factory.decorator_list):
+        return ()  # a decorator of its own may return anything
+    if is_generator(factory):
         return ()
     local = function_assigns(factory)
     stmts = list(own_statements(factory.body))
