@@ -56,10 +56,15 @@ def hands_self(call: ast.Call) -> bool:
     return False
 
 
-def self_handed(calls, names, fields_changed: Callable[[ast.AST], Changed] | None) -> dict[str, set[int]]:
+def self_handed(
+    calls, names, fields_changed: Callable[[ast.AST], Changed] | None, set_in: dict[str, ast.AST] | None = None
+) -> dict[str, set[int]]:
     """Of the attributes `names`, those each method handing `self` to one of `calls` ((call,
     method) pairs) may change there -> the ids of those methods; with no `fields_changed`
-    (the method's reading, `fields_changed_in`), every call may change every one."""
+    (the method's reading, `fields_changed_in`), every call may change every one. `set_in`:
+    the attributes `__init__` sets in a statement of its own body -> that statement (`init_set`);
+    a call of `__init__` in an earlier statement (`nn.Module.__init__(self)`, a base's
+    initializer) runs before the attribute holds what the class vouches for, and changes none."""
     out: dict[str, set[int]] = {}
     if not names:
         return out
@@ -67,16 +72,37 @@ def self_handed(calls, names, fields_changed: Callable[[ast.AST], Changed] | Non
     for call, method in calls:
         if not hands_self(call):
             continue
+        reached = [n for n in names if not runs_before(call, method, (set_in or {}).get(n))]
+        if not reached:
+            continue
         changed = None
         if fields_changed is not None:
             reading = readings.get(id(method))
             if reading is None:
                 reading = readings[id(method)] = fields_changed(method)
             changed = reading(call)
-        for name in names:
+        for name in reached:
             if changed is None or name[5:] in changed:
                 out.setdefault(name, set()).add(id(method))
     return out
+
+
+def init_set(init: ast.FunctionDef, node: ast.AST) -> ast.stmt | None:
+    """The statement of `__init__`'s own body that holds `node` (a store, a switch)."""
+    at = (node.lineno, node.col_offset)
+    for stmt in init.body:
+        if (stmt.lineno, stmt.col_offset) <= at <= (stmt.end_lineno, stmt.end_col_offset):
+            return stmt
+    return None
+
+
+def runs_before(call: ast.Call, method: ast.AST, stmt: ast.stmt | None) -> bool:
+    """`call` lies in `__init__` (the method holding `stmt`) in a statement before `stmt`."""
+    return (
+        stmt is not None
+        and method.lineno <= stmt.lineno <= method.end_lineno
+        and (call.end_lineno, call.end_col_offset) < (stmt.lineno, stmt.col_offset)
+    )
 
 
 def changed_through(helper: ast.FunctionDef, param: str) -> frozenset[str] | None:
@@ -128,4 +154,4 @@ def _read_by_reader(held: ast.AST | None, node: ast.expr) -> bool:
     )
 
 
-__all__ = ["COPIES", "Changed", "changed_through", "hands_self", "self_handed"]
+__all__ = ["COPIES", "Changed", "changed_through", "hands_self", "init_set", "runs_before", "self_handed"]

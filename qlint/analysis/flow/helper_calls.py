@@ -41,7 +41,7 @@ from qlint.analysis.flow.model_values import (
 )
 from qlint.analysis.flow.part_modes import handed
 from qlint.analysis.flow.returned_copies import carry, in_caller, through_copies
-from qlint.analysis.flow.self_switches import switch_own_fields
+from qlint.analysis.flow.self_switches import switch_by_own_method, switch_own_fields
 from qlint.analysis.names.scope import parameter_args
 from qlint.value_classes import replace
 
@@ -133,6 +133,8 @@ def apply(sem, node, callee: FunctionFlow, offset, receiver, args, kwargs, env: 
     if callee.part_switches:  # `set_train(h)` with `def set_train(x): x.core.train()`
         handed_part_switches(sem, node, callee, actual, sem.handed_fields.pop(id(node), None) or {}, env)
         switch_own_fields(sem, node, callee, actual, env)  # `set_train(self)`: `self.core` here
+    if offset:
+        switch_by_own_method(sem, node, callee, actual, env)  # `self.tune()`: `self.model` as it leaves it
 
     ended = open_ended(node)
 

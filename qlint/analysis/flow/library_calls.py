@@ -37,6 +37,7 @@ from qlint.analysis.flow.model_values import (
     part_of,
 )
 from qlint.analysis.flow.part_switches import part_switch
+from qlint.analysis.flow.self_switches import switch_own_module
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import unique_value
 
@@ -209,6 +210,7 @@ def method_call(sem, node: ast.Call, attr: str, receiver: Obj, env: Env):
             sem.held_parts.restored(node, env, sem.walk)  # then `m.eval()`: as it was built
         part_switch(sem, node, mode, env)  # `m.eval(); m.encoder.train()`: that part's mode
         refresh(sem, receiver, env)  # `net = holder.model; holder.eval()`: net is evaled too (`init_parts`)
+        switch_own_module(sem, node, receiver, mode, env)  # `self.eval()`: `self.model` too
         if mode == "train" and receiver in env.patched:  # after allow_exported_model_train_eval
             sem.retrain(receiver, node)
         return receiver

@@ -9,7 +9,11 @@ in the class, in any method, is of a model whose mode the method set right befor
 model in those modes (`InMode`). Anything that could change
 the attribute's mode out of sight of the method reading it (another assignment, a mode call
 in another method, or anywhere in the class for a module built there, the attribute or the
-parameter handed to some call) leaves it unknown, and the rules quiet.
+parameter handed to some call) leaves it unknown, and the rules quiet; so does, for every
+source but a module built there, a mode call on a part of it (`self.model.bn.train()`),
+`self.train()` of the module the class is (`Module.train` reaches every submodule; `self.eval()`
+unsettles a module built there too), and `self` itself handed to a call that may change the
+attribute (`handed_self`), unless `__init__` makes either call before it sets the attribute.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
-from qlint.analysis.flow.handed_self import Changed, self_handed
+from qlint.analysis.flow.handed_self import Changed, init_set, runs_before, self_handed
 from qlint.analysis.flow.left_aliases import alias_left
 from qlint.analysis.flow.model_apis import key, mode_call
 from qlint.analysis.flow.switched_params import Switched, switched_before_store
@@ -100,6 +104,8 @@ def attribute_sources(
     switched: dict[str, set[int]] = {}  # `self.<attr>.eval()` / `.train(flag)`: in which methods
     in_mode: dict[str, list[tuple[str, ast.Call]]] = {}  # stores of a model in a known mode
     nones: set[str] = set()  # `self.<attr> = None`
+    wholes: list[tuple[ast.Call, ast.AST, str | None]] = []  # `self.train()`: (the call, its method, the mode)
+    own = {s.name for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
     for method in (s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))):
         handled: set[int] = set()
         for node in walk_kinds(method, _READ):
@@ -143,9 +149,13 @@ def attribute_sources(
                     switched.setdefault(name, set()).add(id(method))
                 elif name.startswith("self."):  # built modules start in train mode anyway
                     passed.setdefault(name, set()).add(id(method))
+                elif name == "self" and node.func.attr not in own:
+                    wholes.append((node, method, m[1]))  # `Module.train` of `self`: every field of it
                 elif method is init:
                     touched.add(name)
             elif isinstance(node, ast.Call):
+                if (m := mode_call(node)) is not None and (name := _field_of(m[0])) is not None:
+                    passed.setdefault(name, set()).add(id(method))  # `self.model.bn.train()`: a part of it
                 calls.append((node, method))
             elif (
                 isinstance(node, ast.Attribute)
@@ -168,6 +178,8 @@ def attribute_sources(
     # `None` stored beside anything else but models in a known mode: set some other way.
     other |= nones - in_mode.keys()
     other |= in_mode.keys() & (built.keys() | stored.keys() | evaled.keys())
+    if any(mode != "train" for _, _, mode in wholes):
+        other |= built.keys()  # `self.eval()` somewhere: a module built here is no longer known to train
     out: dict[str, ast.Call | Stored | Evaled] = {
         n: c for n, c in built.items() if n not in other and n not in stored and n not in evaled
     }
@@ -175,8 +187,18 @@ def attribute_sources(
     if not stored and not kept and not in_mode.keys() - other:
         return out
     rebound = {n for n, bound in function_assigns(init).items() if len(bound) > 1} if init is not None else set()
-    for name, methods in self_handed(calls, in_mode.keys() - other, fields_changed).items():
-        passed.setdefault(name, set()).update(methods)  # `helper(self)`: it may reach `self.model`
+    # `helper(self)` in another method, or in `__init__` after the field is set: it may reach
+    # `self.model`, whichever source the class vouches for (without a reading of the calls,
+    # `stored_fields` reads those of `__init__`'s fields itself: `_changed_by_methods`).
+    handed = in_mode.keys() | (stored.keys() | set(kept) if fields_changed is not None else set())
+    set_in = {n: init_set(init, s.target) for n, s in stored.items()} if init is not None else {}
+    set_in.update((n, init_set(init, evaled[n].switch)) for n in kept)
+    for name, methods in self_handed(calls, handed - other, fields_changed, set_in).items():
+        passed.setdefault(name, set()).update(methods)
+    for call, method, _ in wholes:  # `self.train()` switches every field but one not set yet
+        for name in (in_mode.keys() | stored.keys() | set(kept)) - other:
+            if not runs_before(call, method, set_in.get(name)):
+                passed.setdefault(name, set()).add(id(method))
     for call, method in calls:
         # Only the names a call hands over that the loop records are read (`self.<attr>`, and
         # in `__init__` any name), and whether the call keeps modes, which resolves its callee,
@@ -228,6 +250,17 @@ def _given_parts(cls: ast.ClassDef) -> dict[str, tuple[ast.Call, ...]]:
                 if name is not None and name.startswith("self.") and isinstance(node.value, ast.Call):
                     found.setdefault(name, []).append(node.value)
     return {name: tuple(calls) for name, calls in found.items()}
+
+
+def _field_of(part: ast.expr) -> str | None:
+    """`self.<attr>` of a part of it (`self.model.bn`, `self.model.layers[0]`)."""
+    if not isinstance(part, (ast.Attribute, ast.Subscript)) or key(part) is not None:
+        return None
+    while isinstance(part, (ast.Attribute, ast.Subscript)):
+        if (name := key(part)) is not None:
+            return name if name.startswith("self.") else None
+        part = part.value
+    return None
 
 
 def _builds_train_part(value: ast.expr, constructs) -> bool:
