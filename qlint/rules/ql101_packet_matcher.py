@@ -169,13 +169,13 @@ class PacketMatcher(Rule):
         if not found:
             return
         # Imported here, for the same reason: most modules checked match no packet.
-        from qlint.analysis.graphs.dynamo_graph_passes import sees_dynamo_graph
         from qlint.analysis.graphs.guarded_after_strip import row_runs_after_strips
         from qlint.analysis.graphs.hand_built_graphs import matched_on_kept_graph
         from qlint.analysis.graphs.reexport import never_runs, sees_overloads
         from qlint.analysis.graphs.returned_graph_uses import matched_on_stripped_return
         from qlint.analysis.graphs.stripped_here import matched_after_strip
         from qlint.rules.called_insertions import matched_on_called_insertion
+        from qlint.rules.dynamo_recorded_packets import matched_on_dynamo_graph
         from qlint.rules.normalised_graphs import normalised_before, renamed_by_front_end
         from qlint.rules.own_op_matchers import keyed_on_own_op_packet
         from qlint.rules.packet_origins import (
@@ -233,7 +233,7 @@ class PacketMatcher(Rule):
                     and not consumes_linked_insertion(ctx, key[2])
                     and not normalised_before(ctx, body)
                     and not (key[2][0] == "aten" and renamed_by_front_end(ctx, body, key[2][1]))
-                    and not sees_dynamo_graph(ctx, body)
+                    and not matched_on_dynamo_graph(ctx, body, key[2])
                     and not matched_on_kept_graph(ctx, body, row)
                     and not row_runs_after_strips(ctx, body, row)
                     and not matched_on_stripped_return(ctx, body, row)
