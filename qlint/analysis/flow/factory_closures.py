@@ -69,7 +69,7 @@ def applied_closure(sem, node: ast.Call, args: list, kwargs: dict, env: Env) -> 
         bound = sem.resolver.local.get(func.id)
         if not bound or len(bound) != 1 or unique_value(bound) is not made:
             return None
-    elif type(func) is ast.Name:
+    elif type(func) is ast.Name and func.id in sem.owner.scope.assigns:
         made = _module_made(sem, func.id)  # `T = make_transform("x")` at the module's top level
         if made is None:
             return None

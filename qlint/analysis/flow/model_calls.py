@@ -168,11 +168,7 @@ class CallSemantics:
             ran = run_lambda(self, node, lam, args, kwargs, env)  # `prep = lambda m: m.train(); prep(model)`
             if ran is not None:
                 return ran
-        # A name a factory's call may have bound: in the walk, or at the module's top level.
-        if (
-            type(func) is ast.Call
-            or (type(func) is ast.Name and (func.id in env.vars or func.id in self.owner.scope.assigns))
-        ) and (made := applied_closure(self, node, args, kwargs, env)) is not None:
+        if (made := applied_closure(self, node, args, kwargs, env)) is not None:
             return made  # `make_transform(kind)(model)`: what the callables it returns do
         if receiver is None and (chosen := chosen_prepare(self, func)) is not None:
             return either_prepare(self, node, chosen, first, kwargs, env)  # `prepare = A if qat else B`
